@@ -1,0 +1,39 @@
+# Las dos órdenes del README son `make book` y `make test`; el resto son
+# herramientas para quien mantiene el libro.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.instalado
+
+.PHONY: book test notebooks sync lint clean
+
+$(STAMP): requirements.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Se necesita Python 3.10 o superior; tienes " + sys.version.split()[0])'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -e .
+	@touch $@
+
+## Construye el libro en _build/html (los cuadernos ya guardan sus salidas).
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --warningiserror --keep-going
+	@echo "Libro construido: file://$(CURDIR)/_build/html/index.html"
+
+## Ejecuta todas las pruebas: unitarias, nbval sobre cada cuaderno, ruff,
+## construcción del libro y prueba en un navegador sin interfaz.
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+## Vuelve a ejecutar los cuadernos (todos, o NB=chapters/xx.ipynb) y guarda
+## sus salidas y el estado de sus widgets.
+notebooks: $(STAMP)
+	$(BIN)/python tools/notebooks.py execute $(NB)
+
+## Regenera la insignia de Colab y la celda de preparación de cada cuaderno.
+sync: $(STAMP)
+	$(BIN)/python tools/notebooks.py sync
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf _build

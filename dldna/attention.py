@@ -1,0 +1,673 @@
+"""Attention: similarity, softmax and scaled dot-product attention.
+
+Conventions (the same as ``torch.nn``):
+
+* tensors are ``batch_first``: ``(..., seq, features)``;
+* a mask is boolean and ``True`` means "this query may attend to this key";
+  it broadcasts against the score matrix ``(..., q_len, k_len)``.
+
+Contents, in the order the book meets them:
+
+* similarity of word vectors: :func:`dot_similarity`, :func:`cosine_similarity`,
+  :func:`similarity_matrix`;
+* :func:`softmax` (stable, with temperature) and :func:`entropy`;
+* attention without learned parameters, :func:`basic_self_attention`, whose
+  outputs are convex combinations of its inputs (:func:`is_convex_combination`,
+  :func:`convex_hull_2d`, :func:`in_convex_hull_2d`);
+* the scoring functions of RNN encoder-decoders: :class:`DotScore`,
+  :class:`ScaledDotScore`, :class:`BilinearScore` (Luong) and
+  :class:`AdditiveScore` (Bahdanau), with :func:`attend`;
+* :func:`scaled_dot_product_attention` and :class:`SelfAttention` (Q, K, V).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+
+def _check_temperature(temperature: float) -> None:
+    if (not isinstance(temperature, (int, float)) or isinstance(temperature, bool)
+            or not math.isfinite(temperature) or temperature <= 0):
+        raise ValueError(
+            f"La temperatura debe ser un número positivo y finito; se recibió {temperature!r}. "
+            "Valores menores que 1 afilan la distribución; mayores que 1 la aplanan."
+        )
+
+
+def softmax(scores: Tensor, dim: int = -1, temperature: float = 1.0) -> Tensor:
+    """Numerically stable softmax of ``scores / temperature`` along ``dim``.
+
+    The maximum is subtracted before ``exp`` so that large scores do not
+    overflow. Entries equal to ``-inf`` get weight 0; a slice where every
+    entry is ``-inf`` (nothing to attend to) gets all zeros instead of NaN.
+    """
+    _check_temperature(temperature)
+    scaled = scores / temperature
+    peak = scaled.amax(dim=dim, keepdim=True)
+    # A slice of only -inf has peak -inf; -inf - -inf would be NaN.
+    peak = torch.where(torch.isfinite(peak), peak, torch.zeros_like(peak))
+    exps = torch.exp(scaled - peak)
+    total = exps.sum(dim=dim, keepdim=True)
+    return exps / torch.where(total > 0, total, torch.ones_like(total))
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    scale: float | None = None,
+    temperature: float = 1.0,
+) -> tuple[Tensor, Tensor]:
+    """softmax(Q Kᵀ · scale / temperature) V, returning output and weights.
+
+    Shapes:
+        query: ``(..., q_len, d_k)``; key: ``(..., k_len, d_k)``;
+        value: ``(..., k_len, d_v)``; mask: broadcastable to
+        ``(..., q_len, k_len)``, ``True`` = may attend.
+
+    Returns:
+        ``(output, weights)`` of shapes ``(..., q_len, d_v)`` and
+        ``(..., q_len, k_len)``. ``scale`` defaults to ``1/sqrt(d_k)``. A query
+        whose every key is masked gets zero weights and a zero output rather
+        than NaN.
+    """
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"Las consultas y las claves deben tener la misma dimensión d_k: "
+            f"query termina en {query.shape[-1]} y key en {key.shape[-1]}."
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"Debe haber tantos valores como claves: key tiene {key.shape[-2]} posiciones "
+            f"y value {value.shape[-2]}."
+        )
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    scores = query @ key.transpose(-2, -1) * scale
+    if mask is not None:
+        if mask.dtype != torch.bool:
+            raise TypeError(
+                f"La máscara debe ser booleana (True = puede atender); se recibió {mask.dtype}."
+            )
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1, temperature=temperature)
+    return weights @ value, weights
+
+
+def entropy(weights: Tensor, dim: int = -1) -> Tensor:
+    """Shannon entropy (in nats) of each distribution along ``dim``; 0·log 0 = 0."""
+    logs = torch.where(weights > 0, torch.log(weights.clamp_min(1e-30)), torch.zeros_like(weights))
+    return -(weights * logs).sum(dim=dim)
+
+
+# ---------------------------------------------------------------------------
+# Similarity of vectors and attention without parameters
+# ---------------------------------------------------------------------------
+
+
+def _as_matrix(x: Tensor, name: str) -> Tensor:
+    """Check that ``x`` is a tensor ``(..., n, d)`` with ``n ≥ 1`` and ``d ≥ 1``."""
+    if not isinstance(x, Tensor):
+        raise ValueError(
+            f"{name} debe ser un tensor de PyTorch de forma (..., n, d); "
+            f"se recibió {type(x).__name__}."
+        )
+    if x.dim() < 2 or x.shape[-2] == 0 or x.shape[-1] == 0:
+        raise ValueError(
+            f"{name} debe tener forma (..., n, d) con al menos un vector (n ≥ 1) de al menos "
+            f"una dimensión (d ≥ 1); se recibió forma {tuple(x.shape)}. Una frase vacía no "
+            "tiene nada a lo que atender."
+        )
+    return x
+
+
+def _check_same_dim(x: Tensor, y: Tensor, what: str = "x e y") -> None:
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(
+            f"Los vectores de {what} deben tener la misma dimensión para compararlos: "
+            f"unos tienen {x.shape[-1]} componentes y otros {y.shape[-1]}."
+        )
+
+
+def dot_similarity(x: Tensor, y: Tensor | None = None) -> Tensor:
+    """Matrix of dot products ``x yᵀ``: entry ``(i, j)`` is ``x_i · y_j``.
+
+    Shapes: ``x (..., n, d)``, ``y (..., m, d)`` (default ``y = x``) →
+    ``(..., n, m)``. With ``y = x`` the matrix is symmetric.
+    """
+    x = _as_matrix(x, "x")
+    y = x if y is None else _as_matrix(y, "y")
+    _check_same_dim(x, y)
+    return x @ y.transpose(-2, -1)
+
+
+def cosine_similarity(x: Tensor, y: Tensor | None = None, eps: float = 1e-12) -> Tensor:
+    """Matrix of cosines ``x_i · y_j / (‖x_i‖ ‖y_j‖)``, each in ``[-1, 1]``.
+
+    Same shapes as :func:`dot_similarity`. The cosine ignores the length of the
+    vectors: its diagonal (``y = x``) is 1 for every non-zero vector.
+    """
+    x = _as_matrix(x, "x")
+    y = x if y is None else _as_matrix(y, "y")
+    _check_same_dim(x, y)
+    xn = x / x.norm(dim=-1, keepdim=True).clamp_min(eps)
+    yn = y / y.norm(dim=-1, keepdim=True).clamp_min(eps)
+    return xn @ yn.transpose(-2, -1)
+
+
+def similarity_matrix(x: Tensor, y: Tensor | None = None, kind: str = "dot") -> Tensor:
+    """Similarity matrix of ``kind`` ``'dot'``, ``'scaled'`` (dot / √d) or ``'cosine'``."""
+    if kind == "dot":
+        return dot_similarity(x, y)
+    if kind == "scaled":
+        return dot_similarity(x, y) / math.sqrt(x.shape[-1])
+    if kind == "cosine":
+        return cosine_similarity(x, y)
+    raise ValueError(
+        f"Tipo de similitud desconocido: {kind!r}. Los válidos son 'dot' (producto escalar), "
+        "'scaled' (producto escalar / √d) y 'cosine' (coseno)."
+    )
+
+
+def basic_self_attention(
+    x: Tensor, temperature: float = 1.0, kind: str = "dot"
+) -> tuple[Tensor, Tensor]:
+    """Self-attention with no learned parameters: ``softmax(S / T) X``.
+
+    ``S`` is :func:`similarity_matrix` of ``x`` with itself. Every output row
+    is a weighted average of the rows of ``x`` (weights ≥ 0 that sum to 1).
+
+    Shapes: ``x (..., n, d)`` → ``(output (..., n, d), weights (..., n, n))``.
+    """
+    _check_temperature(temperature)
+    weights = softmax(similarity_matrix(x, kind=kind), dim=-1, temperature=temperature)
+    return weights @ x, weights
+
+
+def is_convex_combination(weights: Tensor, atol: float = 1e-6) -> bool:
+    """True when every row of ``weights`` is ≥ 0 and sums to 1 (within ``atol``)."""
+    return bool((weights >= -atol).all() and torch.allclose(
+        weights.sum(-1), torch.ones((), dtype=weights.dtype), atol=atol))
+
+
+def convex_hull_2d(points: Tensor) -> Tensor:
+    """Indices of the vertices of the convex hull of 2-D ``points``, counter-clockwise.
+
+    Andrew's monotone chain. ``points`` has shape ``(n, 2)``; collinear points
+    on an edge are left out.
+    """
+    pts = torch.as_tensor(points, dtype=torch.float64)
+    if pts.dim() != 2 or pts.shape[1] != 2 or pts.shape[0] < 1:
+        raise ValueError(
+            f"Se esperaban puntos del plano, de forma (n, 2) con n ≥ 1; "
+            f"se recibió {tuple(pts.shape)}."
+        )
+    order = sorted(range(len(pts)), key=lambda i: (float(pts[i, 0]), float(pts[i, 1])))
+
+    def cross(o: int, a: int, b: int) -> float:
+        return float((pts[a, 0] - pts[o, 0]) * (pts[b, 1] - pts[o, 1])
+                     - (pts[a, 1] - pts[o, 1]) * (pts[b, 0] - pts[o, 0]))
+
+    def half(indices: list[int]) -> list[int]:
+        chain: list[int] = []
+        for i in indices:
+            while len(chain) >= 2 and cross(chain[-2], chain[-1], i) <= 0:
+                chain.pop()
+            chain.append(i)
+        return chain
+
+    if len(order) < 3:
+        return torch.tensor(order)
+    lower, upper = half(order), half(order[::-1])
+    return torch.tensor(lower[:-1] + upper[:-1])
+
+
+def in_convex_hull_2d(queries: Tensor, points: Tensor, atol: float = 1e-6) -> Tensor:
+    """For each 2-D query, whether it lies inside (or on) the convex hull of ``points``.
+
+    Shapes: ``queries (m, 2)``, ``points (n, 2)`` with at least three points
+    not on one line → boolean ``(m,)``.
+    """
+    q = torch.as_tensor(queries, dtype=torch.float64)
+    if q.dim() != 2 or q.shape[1] != 2:
+        raise ValueError(f"Las consultas deben tener forma (m, 2); se recibió {tuple(q.shape)}.")
+    pts = torch.as_tensor(points, dtype=torch.float64)
+    hull = pts[convex_hull_2d(pts)]
+    if len(hull) < 3:
+        raise ValueError("Se necesitan al menos tres puntos que no estén alineados.")
+    a, b = hull, hull.roll(-1, dims=0)  # edges a → b, counter-clockwise
+    edge, rel = (b - a)[None], q[:, None] - a[None]
+    cross = edge[..., 0] * rel[..., 1] - edge[..., 1] * rel[..., 0]  # (m, edges)
+    return (cross >= -atol).all(dim=1)
+
+
+# ---------------------------------------------------------------------------
+# Scoring functions of RNN encoder-decoders (Luong, Bahdanau)
+# ---------------------------------------------------------------------------
+
+
+def _check_score_inputs(query: Tensor, keys: Tensor, query_dim: int | None = None,
+                        key_dim: int | None = None) -> None:
+    _as_matrix(query, "query")
+    _as_matrix(keys, "keys")
+    if query_dim is not None and query.shape[-1] != query_dim:
+        raise ValueError(
+            f"La consulta debe tener {query_dim} componentes; tiene {query.shape[-1]}."
+        )
+    if key_dim is not None and keys.shape[-1] != key_dim:
+        raise ValueError(f"Las claves deben tener {key_dim} componentes; tienen {keys.shape[-1]}.")
+
+
+class DotScore(nn.Module):
+    """``score(s, h) = s · h``.
+
+    Shapes: query ``(..., q, d)``, keys ``(..., k, d)`` → ``(..., q, k)``.
+    """
+
+    def forward(self, query: Tensor, keys: Tensor) -> Tensor:
+        _check_score_inputs(query, keys)
+        _check_same_dim(query, keys, "la consulta y las claves")
+        return query @ keys.transpose(-2, -1)
+
+
+class ScaledDotScore(DotScore):
+    """``score(s, h) = s · h / √d`` (Vaswani et al., 2017)."""
+
+    def forward(self, query: Tensor, keys: Tensor) -> Tensor:
+        return super().forward(query, keys) / math.sqrt(query.shape[-1])
+
+
+class BilinearScore(nn.Module):
+    """Luong's "general" score ``score(s, h) = sᵀ W h`` with a learned ``W (d_q, d_k)``.
+
+    With ``W = I`` it is the dot product. Query and keys may have different
+    sizes. Shapes: query ``(..., q, d_q)``, keys ``(..., k, d_k)`` → ``(..., q, k)``.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int | None = None):
+        super().__init__()
+        key_dim = query_dim if key_dim is None else key_dim
+        self.query_dim, self.key_dim = query_dim, key_dim
+        self.weight = nn.Parameter(torch.empty(query_dim, key_dim))
+        nn.init.xavier_uniform_(self.weight)
+
+    def forward(self, query: Tensor, keys: Tensor) -> Tensor:
+        _check_score_inputs(query, keys, self.query_dim, self.key_dim)
+        return query @ self.weight @ keys.transpose(-2, -1)
+
+
+class AdditiveScore(nn.Module):
+    """Bahdanau's additive (MLP) score ``score(s, h) = vᵀ tanh(W_s s + W_h h + b)``.
+
+    Equivalent to ``vᵀ tanh(W [s; h] + b)`` with ``W = [W_s  W_h]``. Shapes:
+    query ``(..., q, d_q)``, keys ``(..., k, d_k)`` → ``(..., q, k)``.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int | None = None, hidden_dim: int | None = None):
+        super().__init__()
+        key_dim = query_dim if key_dim is None else key_dim
+        hidden_dim = query_dim if hidden_dim is None else hidden_dim
+        self.query_dim, self.key_dim = query_dim, key_dim
+        self.query_proj = nn.Linear(query_dim, hidden_dim, bias=False)
+        self.key_proj = nn.Linear(key_dim, hidden_dim, bias=True)
+        self.v = nn.Linear(hidden_dim, 1, bias=False)
+
+    def forward(self, query: Tensor, keys: Tensor) -> Tensor:
+        _check_score_inputs(query, keys, self.query_dim, self.key_dim)
+        hidden = torch.tanh(
+            self.query_proj(query).unsqueeze(-2) + self.key_proj(keys).unsqueeze(-3)
+        )
+        return self.v(hidden).squeeze(-1)
+
+
+def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None,
+           temperature: float = 1.0) -> tuple[Tensor, Tensor]:
+    """Turn scores into weights and average the values: ``(softmax(scores) V, weights)``.
+
+    Shapes: scores ``(..., q, k)``, values ``(..., k, d_v)`` → ``(..., q, d_v)``
+    and ``(..., q, k)``. ``mask`` is boolean, ``True`` = may attend.
+    """
+    if scores.shape[-1] != values.shape[-2]:
+        raise ValueError(
+            f"Hay {scores.shape[-1]} puntuaciones por consulta pero {values.shape[-2]} valores: "
+            "debe haber un valor por clave."
+        )
+    if mask is not None:
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+            raise TypeError("La máscara debe ser un tensor booleano (True = puede atender).")
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1, temperature=temperature)
+    return weights @ values, weights
+
+
+# ---------------------------------------------------------------------------
+# Self-attention with queries, keys and values
+# ---------------------------------------------------------------------------
+
+
+class SelfAttention(nn.Module):
+    """Single-head self-attention: ``softmax(Q Kᵀ / √d_k) V`` with learned Q, K, V.
+
+    ``Q = X W_Qᵀ``, ``K = X W_Kᵀ``, ``V = X W_Vᵀ`` are three ``nn.Linear`` maps
+    (``query``, ``key``, ``value``) from ``embed_dim`` to ``d_k``, ``d_k`` and
+    ``d_v`` (both default to ``embed_dim``). With ``scaled=False`` the scores
+    are not divided by √d_k (to study why the scale is there).
+
+    Shapes:
+        x ``(batch, seq, embed_dim)`` (``batch_first``) or ``(seq, embed_dim)``;
+        mask boolean, ``True`` = may attend, broadcastable to ``(batch, seq, seq)``.
+
+    Returns:
+        ``(output, weights)``: ``(batch, seq, d_v)`` and ``(batch, seq, seq)``
+        (without the batch axis if ``x`` had none). It gives the same numbers as
+        ``F.scaled_dot_product_attention`` on the projected Q, K, V.
+    """
+
+    def __init__(self, embed_dim: int, d_k: int | None = None, d_v: int | None = None, *,
+                 bias: bool = True, scaled: bool = True):
+        super().__init__()
+        d_k = embed_dim if d_k is None else d_k
+        d_v = embed_dim if d_v is None else d_v
+        for name, value in (("embed_dim", embed_dim), ("d_k", d_k), ("d_v", d_v)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} debe ser un entero positivo; se recibió {value!r}.")
+        self.embed_dim, self.d_k, self.d_v, self.scaled = embed_dim, d_k, d_v, scaled
+        self.query = nn.Linear(embed_dim, d_k, bias=bias)
+        self.key = nn.Linear(embed_dim, d_k, bias=bias)
+        self.value = nn.Linear(embed_dim, d_v, bias=bias)
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, d_k={self.d_k}, d_v={self.d_v}, scaled={self.scaled}"
+
+    def _check(self, x: Tensor) -> None:
+        if not isinstance(x, Tensor) or x.dim() not in (2, 3):
+            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(
+                f"x debe tener forma (batch, seq, embed_dim) o (seq, embed_dim); "
+                f"se recibió {shape}."
+            )
+        if x.shape[-2] == 0:
+            raise ValueError("La secuencia está vacía: se necesita al menos una posición.")
+        if x.shape[-1] != self.embed_dim:
+            raise ValueError(
+                f"Los vectores de entrada tienen {x.shape[-1]} componentes, pero la capa espera "
+                f"embed_dim={self.embed_dim}."
+            )
+
+    def scores(self, x: Tensor) -> Tensor:
+        """The score matrix ``Q Kᵀ`` (divided by √d_k if ``scaled``): ``(..., seq, seq)``."""
+        self._check(x)
+        s = self.query(x) @ self.key(x).transpose(-2, -1)
+        return s / math.sqrt(self.d_k) if self.scaled else s
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        self._check(x)
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        scale = 1.0 / math.sqrt(self.d_k) if self.scaled else 1.0
+        if mask is not None:
+            if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+                raise TypeError("La máscara debe ser un tensor booleano (True = puede atender).")
+            target = (*x.shape[:-1], x.shape[-2])
+            try:
+                torch.broadcast_shapes(mask.shape, target)
+            except RuntimeError:
+                raise ValueError(
+                    f"La máscara de forma {tuple(mask.shape)} no se difunde a las puntuaciones "
+                    f"{target}."
+                ) from None
+        return scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
+
+
+# ---------------------------------------------------------------------------
+# Multi-head attention
+# ---------------------------------------------------------------------------
+
+
+def _check_heads(d_model: int, num_heads: int) -> int:
+    for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} debe ser un entero positivo; se recibió {value!r}.")
+    if d_model % num_heads:
+        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
+        raise ValueError(
+            f"d_model={d_model} no es divisible entre num_heads={num_heads}: cada cabeza "
+            f"recibe d_model / num_heads dimensiones, que debe ser un entero. Números de "
+            f"cabezas válidos para d_model={d_model}: {divisors}."
+        )
+    return d_model // num_heads
+
+
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """Split the feature axis into heads.
+
+    ``(batch, seq, d_model)`` → ``view`` → ``(batch, seq, heads, d_k)`` →
+    ``transpose(1, 2)`` → ``(batch, heads, seq, d_k)``, with
+    ``d_k = d_model // heads``. Head ``h`` holds features
+    ``h·d_k … (h+1)·d_k - 1``.
+    """
+    if x.dim() != 3:
+        raise ValueError(
+            f"Se esperaba un tensor (batch, seq, d_model); se recibió forma {tuple(x.shape)}."
+        )
+    batch, seq, d_model = x.shape
+    d_k = _check_heads(d_model, num_heads)
+    return x.view(batch, seq, num_heads, d_k).transpose(1, 2)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """Inverse of :func:`split_heads`: ``(batch, heads, seq, d_k)`` → ``(batch, seq, heads·d_k)``.
+
+    This is the concatenation of the heads along the feature axis.
+    """
+    if x.dim() != 4:
+        raise ValueError(
+            f"Se esperaba un tensor (batch, heads, seq, d_k); se recibió forma {tuple(x.shape)}."
+        )
+    batch, heads, seq, d_k = x.shape
+    return x.transpose(1, 2).reshape(batch, seq, heads * d_k)
+
+
+def _check_inputs(query: Tensor, key: Tensor, value: Tensor, d_model: int) -> None:
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(x, Tensor) or x.dim() != 3:
+            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(
+                f"{name} debe tener forma (batch, seq, d_model) (batch_first); se recibió "
+                f"{shape}. Para una sola secuencia añade el lote con x.unsqueeze(0)."
+            )
+        if x.shape[-1] != d_model:
+            raise ValueError(
+                f"{name} termina en {x.shape[-1]} rasgos, pero la capa espera d_model={d_model}."
+            )
+    if key.shape[:2] != value.shape[:2]:
+        raise ValueError(
+            f"key y value deben tener el mismo lote y longitud; key {tuple(key.shape)}, "
+            f"value {tuple(value.shape)}."
+        )
+    if query.shape[0] != key.shape[0]:
+        raise ValueError(
+            f"query y key deben tener el mismo tamaño de lote: {query.shape[0]} y {key.shape[0]}."
+        )
+
+
+def _check_mask(mask: Tensor | None, target: tuple[int, int, int, int]) -> None:
+    if mask is None:
+        return
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        kind = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(
+            f"La máscara debe ser un tensor booleano (True = puede atender); se recibió {kind}."
+        )
+    try:
+        ok = torch.broadcast_shapes(mask.shape, target) == torch.Size(target)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"La máscara de forma {tuple(mask.shape)} no se difunde a (batch, heads, q, k) = "
+            f"{target}. Formas habituales: (q, k) para una causal, (batch, 1, 1, k) para una "
+            "de relleno, (batch, 1, q, k) para una por frase."
+        )
+
+
+class MultiHeadAttention(torch.nn.Module):
+    """Multi-head attention (Vaswani et al., 2017), ``batch_first``.
+
+    ``MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_O`` with
+    ``head_i = softmax(Q W_Q,i (K W_K,i)ᵀ / √d_k) V W_V,i`` and
+    ``d_k = d_model / num_heads``. The four projections are ``d_model × d_model``
+    linear layers (``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``); the
+    per-head matrices are column blocks of the first three.
+
+    Call as ``mha(x)`` (self-attention), ``mha(x, memory)`` (cross-attention:
+    keys and values from ``memory``) or ``mha(query, key, value)``.
+
+    Shapes:
+        query ``(batch, q_len, d_model)``; key and value ``(batch, k_len, d_model)``;
+        mask boolean, ``True`` = may attend, broadcastable to
+        ``(batch, heads, q_len, k_len)`` (see :mod:`dldna.masking`).
+
+    Returns:
+        ``(output, weights)``: ``(batch, q_len, d_model)`` and the per-head
+        weights ``(batch, heads, q_len, k_len)`` (before dropout). A query
+        with every key masked gets zero weights (not NaN).
+
+    With the same weights (:meth:`load_torch`) it gives the same numbers as
+    ``torch.nn.MultiheadAttention(d_model, num_heads, batch_first=True)``,
+    whose masks use the opposite convention (``True`` = blocked).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, dropout: float = 0.0):
+        super().__init__()
+        self.d_k = _check_heads(d_model, num_heads)
+        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout debe estar en [0, 1); se recibió {dropout!r}.")
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.q_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.dropout = torch.nn.Dropout(dropout)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}"
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        key = query if key is None else key
+        value = key if value is None else value
+        _check_inputs(query, key, value, self.d_model)
+        target = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
+        _check_mask(mask, target)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+        if self.training and self.dropout.p > 0:
+            heads = self.dropout(weights) @ v
+        return self.out_proj(merge_heads(heads)), weights
+
+    @torch.no_grad()
+    def load_torch(self, module: torch.nn.MultiheadAttention) -> MultiHeadAttention:
+        """Copy the weights of a ``torch.nn.MultiheadAttention`` of the same size."""
+        if not isinstance(module, torch.nn.MultiheadAttention):
+            raise TypeError(
+                f"Se esperaba un torch.nn.MultiheadAttention; se recibió {type(module).__name__}."
+            )
+        if (module.embed_dim, module.num_heads) != (self.d_model, self.num_heads):
+            raise ValueError(
+                f"Tamaños distintos: la capa de PyTorch tiene embed_dim={module.embed_dim} y "
+                f"num_heads={module.num_heads}; esta, d_model={self.d_model} y "
+                f"num_heads={self.num_heads}."
+            )
+        if not module._qkv_same_embed_dim or module.bias_k is not None:
+            raise ValueError("Solo se admiten capas de PyTorch sin kdim/vdim ni add_bias_kv.")
+        has_bias = module.in_proj_bias is not None
+        if has_bias != (self.q_proj.bias is not None):
+            raise ValueError("Una capa tiene sesgos (bias) y la otra no.")
+        projections = (self.q_proj, self.k_proj, self.v_proj)
+        for layer, w in zip(projections, module.in_proj_weight.chunk(3), strict=True):
+            layer.weight.copy_(w)
+        self.out_proj.weight.copy_(module.out_proj.weight)
+        if has_bias:
+            for layer, b in zip(projections, module.in_proj_bias.chunk(3), strict=True):
+                layer.bias.copy_(b)
+            self.out_proj.bias.copy_(module.out_proj.bias)
+        return self
+
+    @classmethod
+    def from_torch(cls, module: torch.nn.MultiheadAttention) -> MultiHeadAttention:
+        """A new layer holding the weights of ``module`` (see :meth:`load_torch`)."""
+        layer = cls(module.embed_dim, module.num_heads, bias=module.in_proj_bias is not None)
+        return layer.load_torch(module)
+
+
+class CollaborativeAttention(torch.nn.Module):
+    """Collaborative multi-head attention (Cordonnier, Loukas and Jaggi, 2020).
+
+    All heads share one query and one key projection to ``d_shared``
+    dimensions; head ``i`` re-weights the shared dimensions with its own
+    mixing vector ``m_i``::
+
+        scores_i = (Q diag(m_i)) Kᵀ · scale,   head_i = softmax(scores_i) V_i
+
+    Each head keeps its own value projection (``d_model // num_heads`` columns
+    of ``v_proj``) and the heads are concatenated and projected by ``out_proj``
+    as in :class:`MultiHeadAttention`. ``scale`` defaults to ``1/√d_shared``.
+    Standard multi-head attention is the special case ``d_shared = d_model``
+    with ``m_i`` the indicator of head ``i``'s block and ``scale = 1/√d_k``.
+
+    Shapes and return value as in :class:`MultiHeadAttention`; ``mixing`` has
+    shape ``(num_heads, d_shared)``.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_shared: int,
+        *,
+        bias: bool = True,
+        scale: float | None = None,
+    ):
+        super().__init__()
+        self.d_k = _check_heads(d_model, num_heads)
+        if isinstance(d_shared, bool) or not isinstance(d_shared, int) or d_shared < 1:
+            raise ValueError(f"d_shared debe ser un entero positivo; se recibió {d_shared!r}.")
+        self.d_model, self.num_heads, self.d_shared = d_model, num_heads, d_shared
+        self.scale = 1.0 / math.sqrt(d_shared) if scale is None else float(scale)
+        self.q_proj = torch.nn.Linear(d_model, d_shared, bias=bias)
+        self.k_proj = torch.nn.Linear(d_model, d_shared, bias=bias)
+        self.v_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.mixing = torch.nn.Parameter(torch.randn(num_heads, d_shared))
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_shared={self.d_shared}"
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        key = query if key is None else key
+        value = key if value is None else value
+        _check_inputs(query, key, value, self.d_model)
+        _check_mask(mask, (query.shape[0], self.num_heads, query.shape[1], key.shape[1]))
+        q = self.q_proj(query)[:, None] * self.mixing[None, :, None, :]  # (b, h, q, D)
+        k = self.k_proj(key)[:, None]  # (b, 1, k, D): shared by every head
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)
+        return self.out_proj(merge_heads(heads)), weights

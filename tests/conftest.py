@@ -1,0 +1,85 @@
+"""Shared fixtures: the book built once per test session, and a headless browser.
+
+``built_book`` builds the whole book from scratch into a temporary folder with
+warnings treated as errors (a fresh build, because Sphinx does not repeat the
+warnings of documents it already built). ``browser`` is Debian's Chromium
+driven by Selenium, with no network beyond this machine; ``page_url`` serves
+the built book over HTTP on 127.0.0.1, as a reader's browser would see it.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+@pytest.fixture(scope="session")
+def book_build(tmp_path_factory) -> subprocess.CompletedProcess:
+    """Run ``jupyter-book build`` once; the result carries its log."""
+    out = tmp_path_factory.mktemp("book")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run(
+        [str(jb), "build", str(ROOT), "--path-output", str(out), "--all",
+         "--warningiserror", "--keep-going"],
+        capture_output=True, text=True, cwd=ROOT, timeout=900,
+    )
+    result.html = out / "_build" / "html"  # type: ignore[attr-defined]
+    return result
+
+
+@pytest.fixture(scope="session")
+def built_book(book_build) -> Path:
+    if book_build.returncode != 0:
+        pytest.fail("El libro no se construye:\n" + book_build.stdout[-4000:] + book_build.stderr[-4000:])
+    return book_build.html
+
+
+@pytest.fixture(scope="session")
+def page_url(built_book):
+    handler = functools.partial(_QuietHandler, directory=str(built_book))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    yield lambda rel: f"{base}/{rel.lstrip('/')}"
+    server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output readable
+        pass
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.fail(
+            "Faltan Chromium y ChromeDriver (paquetes de Debian 'chromium' y 'chromium-driver'). "
+            "Instálalos con: sudo apt-get install chromium chromium-driver"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--window-size=1280,1600"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()

@@ -1,0 +1,140 @@
+"""Checks of the book's sources: table of contents, notebooks, configuration."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from book import ROOT, chapter_notebooks, notebook_tool, read, source_of, toc_files
+
+NOTEBOOKS = chapter_notebooks()
+IDS = [p.name for p in NOTEBOOKS]
+
+
+def test_every_toc_entry_has_a_source_and_every_notebook_is_in_the_toc():
+    entries = toc_files()
+    assert len(entries) == len(set(entries)), "una entrada aparece dos veces en _toc.yml"
+    sources = {source_of(entry) for entry in entries}
+    orphans = [p.name for p in NOTEBOOKS if p not in sources]
+    assert not orphans, f"cuadernos fuera de _toc.yml: {orphans}"
+
+
+def test_there_are_chapter_notebooks():
+    assert NOTEBOOKS, "chapters/ no tiene cuadernos"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_badge_and_setup_cell_are_generated_from_the_repository_url(path):
+    tool = notebook_tool()
+    nb = read(path)
+    expected = tool.synced(read(path), path)
+    assert nb.cells[0].source == expected.cells[0].source, "insignia de Colab desactualizada: make sync"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "setup" in code[0].metadata.get("tags", []), "la 1.ª celda de código debe ser la de preparación"
+    assert code[0].source == tool.setup_source(), "celda de preparación desactualizada: make sync"
+    assert tool.repo_url() in code[0].source and "pip install dldna" not in code[0].source
+
+
+def test_setup_cell_installs_from_the_repository_only_in_colab():
+    source = notebook_tool().setup_source()
+    install = [line for line in source.splitlines() if "pip install" in line]
+    assert len(install) == 1 and install[0].startswith("    ")  # inside the Colab branch
+    assert 'if "google.colab" in sys.modules:' in source
+    assert "git+https://github.com/" in install[0]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_was_executed_top_to_bottom_without_errors(path):
+    nb = read(path)
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    assert counts == list(range(1, len(counts) + 1)), f"orden de ejecución {counts}: make notebooks"
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            assert out.output_type != "error", f"salida de error guardada: {out.get('ename')}"
+            assert not (out.output_type == "stream" and out.name == "stderr"), (
+                f"salida de stderr guardada en una celda: {out.text[:200]!r}"
+            )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_every_figure_has_alt_text_and_every_widget_its_state(path):
+    nb = read(path)
+    uses_widgets = False
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data or "image/svg+xml" in data:
+                alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+                assert len(alt) > 10, f"celda {i}: figura sin texto alternativo (mystnb.image.alt)"
+            if "application/vnd.jupyter.widget-view+json" in data:
+                uses_widgets = True
+                assert "text/html" in data, f"celda {i}: widget sin vista estática para el libro"
+    if uses_widgets:
+        state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+        assert state.get("state"), "el cuaderno usa widgets pero no guarda su estado"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_markdown_images_exist_and_have_alt_text(path):
+    for cell in read(path).cells:
+        if cell.cell_type != "markdown":
+            continue
+        for alt, target in re.findall(r"!\[([^\]]*)\]\(([^)\s]+)", cell.source):
+            if target.startswith("http"):
+                continue
+            assert alt.strip(), f"imagen {target} sin texto alternativo"
+            assert (path.parent / target).resolve().exists(), f"no existe la imagen {target}"
+
+
+def test_repository_url_lives_in_one_place_of_configuration():
+    url = notebook_tool().repo_url()
+    skip = {".git", ".venv", "_build", "node_modules", "_static"}
+    config_files = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in skip]
+        config_files += [Path(folder) / f for f in files
+                         if Path(f).suffix in {".yml", ".yaml", ".toml", ".txt", ".cfg", ".json"}]
+    holders = sorted(p.relative_to(ROOT).as_posix() for p in config_files
+                     if url in p.read_text(encoding="utf-8", errors="ignore"))
+    assert holders == ["_config.yml"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for found in re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", readme):
+        assert found.removesuffix(".git") == url, f"el README cita otro repositorio: {found}"
+
+
+def test_config_is_jupyter_book_1_without_execution_and_with_launch_buttons():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert config["execute"]["execute_notebooks"] == "off"
+    assert config["sphinx"]["config"]["language"] == "es"
+    buttons = config["launch_buttons"]
+    assert buttons["colab_url"] and buttons["binderhub_url"] and buttons["thebe"] is True
+    assert (ROOT / config["bibtex_bibfiles"][0]).exists()
+
+
+def _requirements(path):
+    lines = [line.split("#")[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    return {re.split(r"[=<>~ ]", line)[0].lower(): line for line in lines
+            if line and not line.startswith("-")}
+
+
+def test_binder_installs_the_cpu_build_of_torch_and_otherwise_the_same_pins():
+    local = _requirements(ROOT / "requirements.txt")
+    binder_file = ROOT / "binder" / "requirements.txt"
+    binder = _requirements(binder_file)
+    assert local["torch"] == "torch==2.13.0"
+    assert "download.pytorch.org/whl/cpu" in binder_file.read_text(encoding="utf-8")
+    assert binder["torch"].startswith("torch==2.13.0")
+    assert {k: v for k, v in binder.items() if k != "torch"} == {
+        k: v for k, v in local.items() if k != "torch"}
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "make book" in readme and "make test" in readme
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [line for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert commands[-1].strip() in {"make test", "exec make test"}

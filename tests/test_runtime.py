@@ -1,0 +1,98 @@
+"""dldna.runtime: device choice, seeding, Colab detection, training sizes."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from dldna import runtime
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(runtime, "_mps_available", lambda: False)
+
+
+def test_auto_prefers_cuda_then_mps_then_cpu(monkeypatch, no_gpu):
+    monkeypatch.delenv(runtime.ENV_DEVICE, raising=False)
+    assert runtime.get_device().type == "cpu"
+    monkeypatch.setattr(runtime, "_mps_available", lambda: True)
+    assert runtime.get_device().type == "mps"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert runtime.get_device().type == "cuda"
+
+
+def test_environment_override_forces_the_cpu_even_with_a_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv(runtime.ENV_DEVICE, "cpu")
+    assert runtime.get_device() == torch.device("cpu")
+    assert runtime.size_for_device(cpu=1, gpu=2) == 1
+
+
+def test_argument_wins_over_environment(monkeypatch):
+    monkeypatch.setenv(runtime.ENV_DEVICE, "mps")
+    assert runtime.get_device("cpu") == torch.device("cpu")
+
+
+@pytest.mark.parametrize("name", ["tpu", "gpu", "cuda:x", "cpu:0", ""])
+def test_unknown_device_names_get_a_spanish_message(monkeypatch, name):
+    monkeypatch.setenv(runtime.ENV_DEVICE, name)
+    with pytest.raises(runtime.DeviceError, match="Dispositivo desconocido"):
+        runtime.get_device()
+
+
+def test_asking_for_a_gpu_that_is_not_there_says_so(no_gpu):
+    with pytest.raises(runtime.DeviceError, match="no tiene ninguna disponible"):
+        runtime.get_device("cuda")
+    with pytest.raises(runtime.DeviceError, match="MPS"):
+        runtime.get_device("mps")
+
+
+def test_asking_for_a_gpu_index_beyond_the_count(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert runtime.get_device("cuda:0") == torch.device("cuda", 0)
+    with pytest.raises(runtime.DeviceError, match="solo hay 1"):
+        runtime.get_device("cuda:3")
+
+
+def test_size_for_device_picks_the_larger_setting_on_a_gpu():
+    assert runtime.size_for_device(cpu={"steps": 10}, gpu={"steps": 99}, device="cpu") == {"steps": 10}
+    assert runtime.size_for_device(cpu=10, gpu=99, device="cuda") == 99
+    assert runtime.size_for_device(cpu=10, gpu=99, device=torch.device("mps")) == 99
+
+
+def test_seed_everything_repeats_python_numpy_and_torch():
+    def draw():
+        return random.random(), float(np.random.rand()), torch.rand(3).tolist()
+
+    runtime.seed_everything(123)
+    first = draw()
+    runtime.seed_everything(123)
+    assert draw() == first
+    runtime.seed_everything(124)
+    assert draw() != first
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "7", True])
+def test_bad_seeds_are_refused_in_spanish(bad):
+    with pytest.raises(ValueError, match="semilla"):
+        runtime.seed_everything(bad)
+
+
+def test_colab_detection(monkeypatch):
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    assert not runtime.in_colab()
+    monkeypatch.setitem(sys.modules, "google.colab", object())
+    assert runtime.in_colab()
+    assert "Google Colab" in runtime.describe(torch.device("cpu"))
+
+
+def test_describe_names_the_device(no_gpu):
+    text = runtime.describe(torch.device("cpu"))
+    assert "cpu" in text and "PyTorch" in text
