@@ -83,3 +83,4 @@ def browser():
     driver.set_page_load_timeout(60)
     yield driver
     driver.quit()
+
