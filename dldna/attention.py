@@ -61,13 +61,17 @@ def scaled_dot_product_attention(
     mask: Tensor | None = None,
     scale: float | None = None,
     temperature: float = 1.0,
+    bias: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """softmax(Q Kᵀ · scale / temperature) V, returning output and weights.
+    """softmax((Q Kᵀ · scale + bias) / temperature) V, returning output and weights.
 
     Shapes:
         query: ``(..., q_len, d_k)``; key: ``(..., k_len, d_k)``;
         value: ``(..., k_len, d_v)``; mask: broadcastable to
-        ``(..., q_len, k_len)``, ``True`` = may attend.
+        ``(..., q_len, k_len)``, ``True`` = may attend; bias: a float tensor
+        broadcastable to ``(..., q_len, k_len)``, added to the scaled scores
+        before masking (relative-position schemes such as T5 or ALiBi, see
+        :mod:`dldna.positional`).
 
     Returns:
         ``(output, weights)`` of shapes ``(..., q_len, d_v)`` and
@@ -88,6 +92,8 @@ def scaled_dot_product_attention(
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     scores = query @ key.transpose(-2, -1) * scale
+    if bias is not None:
+        scores = scores + _check_bias(bias, scores.shape)
     if mask is not None:
         if mask.dtype != torch.bool:
             raise TypeError(
@@ -96,6 +102,26 @@ def scaled_dot_product_attention(
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = softmax(scores, dim=-1, temperature=temperature)
     return weights @ value, weights
+
+
+def _check_bias(bias: Tensor, target: tuple[int, ...]) -> Tensor:
+    """Check that ``bias`` is a float tensor broadcastable to the score shape ``target``."""
+    if not isinstance(bias, Tensor) or not bias.is_floating_point():
+        kind = bias.dtype if isinstance(bias, Tensor) else type(bias).__name__
+        raise TypeError(
+            f"El sesgo (bias) debe ser un tensor de números reales que se suma a las "
+            f"puntuaciones; se recibió {kind}. Para prohibir posiciones usa una máscara booleana."
+        )
+    try:
+        ok = torch.broadcast_shapes(bias.shape, tuple(target)) == torch.Size(target)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"El sesgo de forma {tuple(bias.shape)} no se difunde a las puntuaciones "
+            f"(..., q, k) = {tuple(target)}."
+        )
+    return bias
 
 
 def entropy(weights: Tensor, dim: int = -1) -> Tensor:
@@ -526,10 +552,17 @@ class MultiHeadAttention(torch.nn.Module):
     Call as ``mha(x)`` (self-attention), ``mha(x, memory)`` (cross-attention:
     keys and values from ``memory``) or ``mha(query, key, value)``.
 
+    Position schemes that act inside attention (see :mod:`dldna.positional`):
+    ``bias`` is a float tensor added to the scaled scores of every head
+    (T5 bias, ALiBi); ``rotary`` is a callable ``rotary(q, k) -> (q, k)``
+    applied to the per-head queries and keys ``(batch, heads, len, d_k)``
+    before the dot product (RoPE, :class:`dldna.positional.RotaryEmbedding`).
+
     Shapes:
         query ``(batch, q_len, d_model)``; key and value ``(batch, k_len, d_model)``;
         mask boolean, ``True`` = may attend, broadcastable to
-        ``(batch, heads, q_len, k_len)`` (see :mod:`dldna.masking`).
+        ``(batch, heads, q_len, k_len)`` (see :mod:`dldna.masking`);
+        bias float, broadcastable to ``(batch, heads, q_len, k_len)``.
 
     Returns:
         ``(output, weights)``: ``(batch, q_len, d_model)`` and the per-head
@@ -563,16 +596,27 @@ class MultiHeadAttention(torch.nn.Module):
         key: Tensor | None = None,
         value: Tensor | None = None,
         mask: Tensor | None = None,
+        bias: Tensor | None = None,
+        rotary: object | None = None,
     ) -> tuple[Tensor, Tensor]:
         key = query if key is None else key
         value = key if value is None else value
         _check_inputs(query, key, value, self.d_model)
         target = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
         _check_mask(mask, target)
+        if bias is not None:
+            _check_bias(bias, target)
         q = split_heads(self.q_proj(query), self.num_heads)
         k = split_heads(self.k_proj(key), self.num_heads)
         v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+        if rotary is not None:
+            if not callable(rotary):
+                raise TypeError(
+                    "rotary debe ser un objeto invocable rotary(q, k) -> (q, k), como "
+                    f"dldna.positional.RotaryEmbedding; se recibió {type(rotary).__name__}."
+                )
+            q, k = rotary(q, k)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
         if self.training and self.dropout.p > 0:
             heads = self.dropout(weights) @ v
         return self.out_proj(merge_heads(heads)), weights

@@ -1,0 +1,477 @@
+"""Word vectors: a generated Spanish corpus, one-hot vectors and word2vec.
+
+The corpus is produced by a small grammar (:func:`generate_corpus`), so every
+reader gets the same sentences without downloading anything. Its words belong
+to a few semantic groups (people, animals, food, places, verbs, ...), which
+makes the clusters learned by word2vec visible in a 2-D projection.
+
+The model is skip-gram with negative sampling (Mikolov et al., 2013): each
+word predicts the words around it, and it learns to tell the true neighbours
+from ``negatives`` words drawn at random from the unigram distribution raised
+to 3/4.
+
+Shapes: a vocabulary of ``V`` words and vectors of ``d`` dimensions give an
+embedding matrix ``E`` of shape ``(V, d)``; the vector of word ``i`` is row
+``E[i]``, which equals ``one_hot(i) @ E``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+
+from dldna import runtime
+
+# ---------------------------------------------------------------------------
+# The grammar
+# ---------------------------------------------------------------------------
+
+#: People and animals come in masculine/feminine pairs that differ only in
+#: the agreement of the words around them (el/la, pequeño/pequeña, ...).
+PEOPLE = (("niño", "niña"), ("abuelo", "abuela"), ("vecino", "vecina"), ("médico", "médica"))
+ANIMALS = (("perro", "perra"), ("gato", "gata"), ("lobo", "loba"), ("conejo", "coneja"))
+#: What each animal prefers to eat (people eat anything).
+ANIMAL_FOOD = {
+    "perro": ("carne", "pan"),
+    "gato": ("pescado", "leche"),
+    "lobo": ("carne",),
+    "conejo": ("zanahoria", "lechuga"),
+}
+FOODS = ("pan", "queso", "arroz", "sopa", "fruta", "pescado", "carne", "zanahoria",
+         "lechuga", "leche")
+#: Indoor/town places (people) and outdoor places (animals); the park is shared.
+TOWN_PLACES = ("casa", "escuela", "mercado", "ciudad")
+WILD_PLACES = ("bosque", "campo", "río", "montaña")
+SHARED_PLACES = ("parque",)
+MOTION_VERBS = ("corre", "camina", "juega", "duerme")
+PERSON_VERBS = ("lee", "escribe", "cocina", "trabaja")
+ADJECTIVES = (("pequeño", "pequeña"), ("contento", "contenta"), ("cansado", "cansada"),
+              ("blanco", "blanca"))
+FEMININE_PLACES = {"casa", "escuela", "ciudad", "montaña"}
+FEMININE_FOODS = {"sopa", "fruta", "carne", "zanahoria", "lechuga", "leche"}
+
+#: The semantic group of each content word, for colouring plots.
+CATEGORIES: dict[str, str] = {}
+for _pair in PEOPLE:
+    CATEGORIES.update(dict.fromkeys(_pair, "personas"))
+for _pair in ANIMALS:
+    CATEGORIES.update(dict.fromkeys(_pair, "animales"))
+CATEGORIES.update(dict.fromkeys(FOODS + ("agua",), "comida"))
+CATEGORIES.update(dict.fromkeys(TOWN_PLACES + WILD_PLACES + SHARED_PLACES, "lugares"))
+CATEGORIES.update(dict.fromkeys(
+    MOTION_VERBS + PERSON_VERBS + ("come", "bebe", "descansa", "guarda", "saca"), "verbos"))
+for _pair in ADJECTIVES:
+    CATEGORIES.update(dict.fromkeys(_pair, "adjetivos"))
+CATEGORIES["banco"] = "ambigua"
+CATEGORIES["dinero"] = "dinero"
+del _pair
+
+
+def _article(feminine: bool) -> str:
+    return "la" if feminine else "el"
+
+
+def _place(rng: random.Random, places: tuple[str, ...]) -> list[str]:
+    place = rng.choice(places)
+    return [_article(place in FEMININE_PLACES), place]
+
+
+def _food(rng: random.Random, foods: tuple[str, ...]) -> list[str]:
+    food = rng.choice(foods)
+    if rng.random() < 0.5:
+        return [food]
+    return [_article(food in FEMININE_FOODS), food]
+
+
+def _sentence(rng: random.Random) -> list[str]:
+    """One sentence of the grammar (a list of lower-case tokens)."""
+    kind = rng.random()
+    is_animal = rng.random() < 0.5
+    pairs = ANIMALS if is_animal else PEOPLE
+    pair = rng.choice(pairs)
+    feminine = rng.random() < 0.5
+    noun = pair[1] if feminine else pair[0]
+    subject = [_article(feminine), noun]
+    home = WILD_PLACES + SHARED_PLACES if is_animal else TOWN_PLACES + SHARED_PLACES
+
+    if kind < 0.30:  # eating
+        foods = ANIMAL_FOOD[pair[0]] if is_animal else FOODS
+        return subject + ["come"] + _food(rng, foods) + ["en"] + _place(rng, home)
+    if kind < 0.50:  # moving around
+        return subject + [rng.choice(MOTION_VERBS), "en"] + _place(rng, home)
+    if kind < 0.65:  # describing, with gender agreement
+        adjective = rng.choice(ADJECTIVES)[1 if feminine else 0]
+        return subject + ["está", adjective]
+    if kind < 0.75:  # drinking
+        drink = "leche" if not is_animal or pair[0] == "gato" else "agua"
+        return subject + ["bebe", drink, "en"] + _place(rng, home)
+    if kind < 0.87 and not is_animal:  # what only people do
+        return subject + [rng.choice(PERSON_VERBS), "en"] + _place(rng, TOWN_PLACES)
+    if kind < 0.93:  # the ambiguous word: a bench in the park ...
+        return subject + ["descansa", "en", "el", "banco", "del", "parque"]
+    # ... and a bank with money
+    if is_animal:
+        return subject + ["duerme", "en"] + _place(rng, home)
+    if rng.random() < 0.5:
+        return subject + ["guarda", "dinero", "en", "el", "banco"]
+    return subject + ["saca", "dinero", "del", "banco"]
+
+
+def generate_corpus(n_sentences: int = 6000, seed: int = 0) -> list[list[str]]:
+    """Generate ``n_sentences`` Spanish sentences from the grammar, deterministically.
+
+    The same ``(n_sentences, seed)`` always gives the same corpus, on every
+    machine (it uses its own ``random.Random``, not the global generator).
+    """
+    if isinstance(n_sentences, bool) or not isinstance(n_sentences, int) or n_sentences < 1:
+        raise ValueError(
+            f"El número de frases debe ser un entero positivo; se recibió {n_sentences!r}."
+        )
+    rng = random.Random(seed)
+    return [_sentence(rng) for _ in range(n_sentences)]
+
+
+# ---------------------------------------------------------------------------
+# Vocabulary and one-hot vectors
+# ---------------------------------------------------------------------------
+
+
+class UnknownWordError(KeyError):
+    """A word that is not in the vocabulary (a ``KeyError`` with a Spanish message)."""
+
+    def __str__(self) -> str:  # KeyError would print the message between quotes
+        return str(self.args[0]) if self.args else ""
+
+
+def tokenize(text: str) -> list[str]:
+    """Split a sentence into lower-case words; punctuation is dropped.
+
+    Raises:
+        ValueError: ``text`` is not a string or has no words.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"Se esperaba una frase (str); se recibió {type(text).__name__}.")
+    cleaned = "".join(ch if ch.isalnum() or ch.isspace() else " " for ch in text.lower())
+    words = cleaned.split()
+    if not words:
+        raise ValueError(
+            "La frase está vacía: escribe al menos una palabra, p. ej. 'el gato come pescado'."
+        )
+    return words
+
+
+@dataclass
+class Vocabulary:
+    """Words sorted by frequency (ties alphabetically), with their counts."""
+
+    words: list[str]
+    counts: list[int]
+    _index: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.words) != len(self.counts):
+            raise ValueError("words y counts deben tener la misma longitud.")
+        self._index = {w: i for i, w in enumerate(self.words)}
+
+    @classmethod
+    def from_sentences(cls, sentences: list[list[str]]) -> Vocabulary:
+        counter = Counter(w for s in sentences for w in s)
+        if not counter:
+            raise ValueError("El corpus está vacío: no hay ninguna palabra con la que formar "
+                             "el vocabulario.")
+        ordered = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
+        return cls([w for w, _ in ordered], [c for _, c in ordered])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._index
+
+    def index(self, word: str) -> int:
+        """Row of ``word`` in the embedding matrix.
+
+        Raises:
+            UnknownWordError: the word is not in the vocabulary.
+        """
+        try:
+            return self._index[word]
+        except KeyError:
+            close = [w for w in self.words if w[:3] == str(word)[:3]][:3]
+            hint = f" ¿Quizá quisiste decir {', '.join(close)}?" if close else ""
+            raise UnknownWordError(
+                f"La palabra {word!r} no está en el vocabulario ({len(self)} palabras, "
+                f"p. ej. {', '.join(self.words[:5])}).{hint} La lista completa está en "
+                "vocab.words."
+            ) from None
+
+    def encode(self, words: list[str]) -> list[int]:
+        return [self.index(w) for w in words]
+
+
+def one_hot(words: list[str], vocab: Vocabulary) -> Tensor:
+    """One-hot vectors of ``words``: shape ``(len(words), len(vocab))``."""
+    if len(words) == 0:
+        raise ValueError("La lista de palabras está vacía: se necesita al menos una.")
+    idx = torch.tensor(vocab.encode(list(words)))
+    return nn.functional.one_hot(idx, num_classes=len(vocab)).float()
+
+
+# ---------------------------------------------------------------------------
+# Skip-gram with negative sampling
+# ---------------------------------------------------------------------------
+
+
+def skipgram_pairs(sentences: list[list[str]], vocab: Vocabulary, window: int = 2) -> Tensor:
+    """(center, context) index pairs within ``window`` words: shape ``(n_pairs, 2)``."""
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise ValueError(f"La ventana debe ser un entero positivo; se recibió {window!r}.")
+    pairs = []
+    for sentence in sentences:
+        ids = vocab.encode(sentence)
+        for i, center in enumerate(ids):
+            for j in range(max(0, i - window), min(len(ids), i + window + 1)):
+                if j != i:
+                    pairs.append((center, ids[j]))
+    if not pairs:
+        raise ValueError("No hay pares (centro, contexto): las frases tienen una sola palabra.")
+    return torch.tensor(pairs, dtype=torch.long)
+
+
+class SkipGramNegativeSampling(nn.Module):
+    """word2vec's skip-gram with negative sampling.
+
+    Two tables of shape ``(V, d)``: ``center`` (the word vectors we keep) and
+    ``context``. For a center word ``c``, a true context word ``o`` and
+    negatives ``n_1..n_k``, the loss is
+    ``-log σ(u_o·v_c) - Σ_j log σ(-u_{n_j}·v_c)``.
+    """
+
+    def __init__(self, vocab_size: int, dim: int):
+        super().__init__()
+        if vocab_size < 1 or dim < 1:
+            raise ValueError(
+                f"vocab_size y dim deben ser positivos; se recibió {vocab_size} y {dim}."
+            )
+        self.center = nn.Embedding(vocab_size, dim)
+        self.context = nn.Embedding(vocab_size, dim)
+        nn.init.uniform_(self.center.weight, -0.5 / dim, 0.5 / dim)
+        nn.init.zeros_(self.context.weight)
+
+    def forward(self, center: Tensor, context: Tensor, negatives: Tensor) -> Tensor:
+        """Mean loss. Shapes: center ``(B,)``, context ``(B,)``, negatives ``(B, k)``."""
+        v = self.center(center)  # (B, d)
+        pos = (self.context(context) * v).sum(-1)  # (B,)
+        neg = torch.einsum("bkd,bd->bk", self.context(negatives), v)  # (B, k)
+        loss = -nn.functional.logsigmoid(pos) - nn.functional.logsigmoid(-neg).sum(-1)
+        return loss.mean()
+
+
+@dataclass
+class Word2VecConfig:
+    """Settings of a word2vec run (the defaults fit the CPU budget)."""
+
+    dim: int = 16
+    window: int = 4
+    negatives: int = 5
+    epochs: int = 4
+    batch_size: int = 512
+    lr: float = 0.01
+    n_sentences: int = 6000
+
+
+def default_config(device: torch.device | str | None = None) -> Word2VecConfig:
+    """The CPU setting, or a longer run of the same model on a GPU."""
+    return runtime.size_for_device(
+        cpu=Word2VecConfig(),
+        gpu=Word2VecConfig(dim=24, epochs=8, n_sentences=20000),
+        device=device,
+    )
+
+
+class WordVectors:
+    """Trained word vectors with look-ups, neighbours and analogies.
+
+    ``vectors`` has shape ``(V, d)`` (on the CPU); row ``i`` belongs to
+    ``vocab.words[i]``.
+    """
+
+    def __init__(self, vocab: Vocabulary, vectors: Tensor, losses: list[float] | None = None,
+                 seconds: float = 0.0):
+        if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
+            raise ValueError(
+                f"Se esperaba una matriz de forma ({len(vocab)}, d); "
+                f"se recibió {tuple(vectors.shape)}."
+            )
+        self.vocab = vocab
+        self.vectors = vectors.detach().float().cpu()
+        self.losses = list(losses or [])
+        self.seconds = seconds
+
+    @property
+    def dim(self) -> int:
+        return self.vectors.shape[1]
+
+    def __getitem__(self, word: str) -> Tensor:
+        return self.vectors[self.vocab.index(word)]
+
+    def matrix(self, words: list[str] | str) -> Tensor:
+        """Stack the vectors of ``words`` (a list or a sentence): shape ``(n, d)``."""
+        if isinstance(words, str):
+            words = tokenize(words)
+        if len(words) == 0:
+            raise ValueError("La frase está vacía: se necesita al menos una palabra.")
+        return self.vectors[torch.tensor(self.vocab.encode(list(words)))]
+
+    def _unit(self) -> Tensor:
+        return self.vectors / self.vectors.norm(dim=1, keepdim=True).clamp_min(1e-12)
+
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine similarity of two words."""
+        u, v = self[a], self[b]
+        return float(u @ v / (u.norm() * v.norm()).clamp_min(1e-12))
+
+    def nearest(self, query: str | Tensor, k: int = 5,
+                exclude: tuple[str, ...] | list[str] = ()) -> list[tuple[str, float]]:
+        """The ``k`` words with highest cosine similarity to ``query`` (a word or a vector).
+
+        A word query is excluded from its own neighbours.
+        """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k debe ser un entero positivo; se recibió {k!r}.")
+        if isinstance(query, str):
+            exclude = tuple(exclude) + (query,)
+            query = self[query]
+        query = torch.as_tensor(query, dtype=torch.float32)
+        if query.shape != (self.dim,):
+            raise ValueError(
+                f"El vector de consulta debe tener {self.dim} dimensiones; "
+                f"tiene forma {tuple(query.shape)}."
+            )
+        for word in exclude:
+            self.vocab.index(word)  # unknown words raise a clear error
+        sims = self._unit() @ (query / query.norm().clamp_min(1e-12))
+        banned = {self.vocab.index(w) for w in exclude}
+        order = [int(i) for i in torch.argsort(sims, descending=True) if int(i) not in banned]
+        return [(self.vocab.words[i], float(sims[i])) for i in order[:k]]
+
+    def analogy(self, a: str, b: str, c: str, k: int = 1) -> list[tuple[str, float]]:
+        """«a es a b como c es a ?»: nearest words to ``b - a + c`` (excluding a, b, c)."""
+        target = self[b] - self[a] + self[c]
+        return self.nearest(target, k=k, exclude=(a, b, c))
+
+
+def train_word2vec(
+    sentences: list[list[str]] | None = None,
+    config: Word2VecConfig | None = None,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> WordVectors:
+    """Train skip-gram with negative sampling and return the center vectors.
+
+    ``sentences`` defaults to :func:`generate_corpus` with ``config.n_sentences``;
+    ``config`` to :func:`default_config` for the device. Seeded through
+    :func:`dldna.runtime.seed_everything`, so a CPU run is reproducible.
+    """
+    dev = runtime.get_device(device) if not isinstance(device, torch.device) else device
+    cfg = config or default_config(dev)
+    if sentences is None:
+        sentences = generate_corpus(cfg.n_sentences, seed=seed)
+    # The batches are tiny: on a CPU, one thread is faster than several fighting
+    # over the cores (and gives the same numbers on every machine).
+    threads = torch.get_num_threads()
+    if dev.type == "cpu":
+        torch.set_num_threads(1)
+    try:
+        return _train(sentences, cfg, seed, dev)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(sentences: list[list[str]], cfg: Word2VecConfig, seed: int,
+           dev: torch.device) -> WordVectors:
+    runtime.seed_everything(seed)
+    start = time.perf_counter()
+    vocab = Vocabulary.from_sentences(sentences)
+    pairs = skipgram_pairs(sentences, vocab, cfg.window).to(dev)
+    noise = torch.tensor(vocab.counts, dtype=torch.float) ** 0.75
+    noise = (noise / noise.sum()).to(dev)
+    model = SkipGramNegativeSampling(len(vocab), cfg.dim).to(dev)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    losses = []
+    for _ in range(cfg.epochs):
+        order = torch.randperm(len(pairs), generator=generator).to(dev)
+        total, batches = 0.0, 0
+        for start_i in range(0, len(pairs), cfg.batch_size):
+            batch = pairs[order[start_i:start_i + cfg.batch_size]]
+            negatives = torch.multinomial(
+                noise, batch.shape[0] * cfg.negatives, replacement=True
+            ).view(batch.shape[0], cfg.negatives)
+            loss = model(batch[:, 0], batch[:, 1], negatives)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach())
+            batches += 1
+        losses.append(total / batches)
+    return WordVectors(vocab, model.center.weight, losses, time.perf_counter() - start)
+
+
+def pca_2d(vectors: Tensor) -> tuple[Tensor, float]:
+    """Project rows onto their first two principal components.
+
+    Returns ``(coords, explained)``: coordinates of shape ``(n, 2)`` and the
+    fraction of the variance the two components keep. The sign of each axis is
+    fixed (its largest coordinate positive) so the picture is reproducible.
+    The projection is an affine map, so it keeps weighted averages: the
+    projection of a convex combination is the same combination of projections.
+    """
+    x = torch.as_tensor(vectors, dtype=torch.float64)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
+        raise ValueError(
+            f"Se esperaba una matriz (n, d) con n ≥ 2 y d ≥ 2; se recibió {tuple(x.shape)}."
+        )
+    centered = x - x.mean(0)
+    _, s, vt = torch.linalg.svd(centered, full_matrices=False)
+    axes = vt[:2]
+    signs = torch.sign(axes[torch.arange(2), axes.abs().argmax(1)])
+    axes = axes * signs[:, None]
+    explained = float((s[:2] ** 2).sum() / (s**2).sum())
+    return (centered @ axes.T).float(), explained
+
+
+def projector_2d(vectors: Tensor):
+    """Fit :func:`pca_2d` on ``vectors`` and return a function that projects new rows."""
+    x = torch.as_tensor(vectors, dtype=torch.float64)
+    mean = x.mean(0)
+    _, _, vt = torch.linalg.svd(x - mean, full_matrices=False)
+    axes = vt[:2]
+    axes = axes * torch.sign(axes[torch.arange(2), axes.abs().argmax(1)])[:, None]
+
+    def project(rows: Tensor) -> Tensor:
+        rows = torch.as_tensor(rows, dtype=torch.float64)
+        if rows.shape[-1] != x.shape[1]:
+            raise ValueError(
+                f"Los vectores deben tener {x.shape[1]} dimensiones; tienen {rows.shape[-1]}."
+            )
+        return ((rows - mean) @ axes.T).float()
+
+    return project
+
+
+def category_of(word: str) -> str:
+    """Semantic group of a word of the grammar ('función' for articles and the like)."""
+    return CATEGORIES.get(word, "función")
+
+
+__all__ = [
+    "CATEGORIES", "UnknownWordError", "Vocabulary", "SkipGramNegativeSampling",
+    "Word2VecConfig", "WordVectors", "category_of", "default_config", "generate_corpus",
+    "one_hot", "pca_2d", "projector_2d", "skipgram_pairs", "tokenize", "train_word2vec",
+]

@@ -1,0 +1,302 @@
+"""Pictures of positional encodings: waves per dimension pair, heatmap, similarity.
+
+The explorer shows *kinds* of positional information. A kind is a
+:class:`PositionalKind`: a Spanish label and a function
+``compute(n_positions, d_model, base) -> PositionalData``. Only
+``"sinusoidal"`` is registered here; a later chapter adds its own kind (RoPE,
+ALiBi...) with :func:`register_kind`, and every view (matplotlib and the
+static browser view of :mod:`dldna.widgets.positional`) draws it without
+changes, because both only read :class:`PositionalData`:
+
+* ``table`` ``(n_positions, d_model)``: what the heatmap shows and whose
+  columns ``2i`` and ``2i+1`` are the two waves of pair ``i``;
+* ``similarity`` ``(n_positions, n_positions)``: row ``p`` is the similarity
+  of position ``p`` with every position;
+* ``wavelengths`` ``(d_model/2,)``: the wavelength of each pair, in positions
+  (``2π·base^(2i/d)`` for the sinusoidal encoding), or ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from dldna import positional as _positional
+from dldna.viz import style
+
+__all__ = [
+    "PositionalData",
+    "PositionalKind",
+    "KINDS",
+    "register_kind",
+    "positional_data",
+    "cosine_similarity_matrix",
+    "check_pairs",
+    "positional_waves",
+    "positional_heatmap",
+    "positional_similarity",
+    "positional_panel",
+]
+
+
+@dataclass(frozen=True)
+class PositionalData:
+    """Everything the positional views draw, for one kind, ``d_model`` and base."""
+
+    kind: str
+    label: str
+    d_model: int
+    base: float
+    table: np.ndarray
+    similarity: np.ndarray
+    wavelengths: np.ndarray | None
+    value_label: str = "valor de la codificación"
+    column_label: str = "dimensión"
+    similarity_label: str = "similitud coseno"
+    wave_labels: tuple[str, str] = ("sen", "cos")
+    value_range: tuple[float, float] = (-1.0, 1.0)
+    similarity_range: tuple[float, float] = (-1.0, 1.0)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_positions(self) -> int:
+        return int(self.table.shape[0])
+
+
+@dataclass(frozen=True)
+class PositionalKind:
+    """A kind of positional information the explorer can show."""
+
+    name: str
+    label: str
+    compute: Callable[[int, int, float], PositionalData]
+    description: str = ""
+
+
+KINDS: dict[str, PositionalKind] = {}
+
+
+def register_kind(kind: PositionalKind, replace: bool = False) -> PositionalKind:
+    """Add a kind to :data:`KINDS` (``replace=True`` to overwrite one)."""
+    if kind.name in KINDS and not replace:
+        raise ValueError(f"Ya existe un tipo de codificación posicional llamado {kind.name!r}.")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def cosine_similarity_matrix(table) -> np.ndarray:
+    """Cosine similarity between every pair of rows of ``table`` ``(n, d)`` → ``(n, n)``."""
+    t = torch.as_tensor(np.asarray(table, dtype=np.float64))
+    unit = torch.nn.functional.normalize(t, dim=-1)
+    return (unit @ unit.T).numpy()
+
+
+def _sinusoidal(n_positions: int, d_model: int, base: float) -> PositionalData:
+    table = _positional.sinusoidal(n_positions, d_model, base).double().numpy()
+    return PositionalData(
+        kind="sinusoidal",
+        label=KINDS["sinusoidal"].label,
+        d_model=d_model,
+        base=float(base),
+        table=table,
+        similarity=cosine_similarity_matrix(table),
+        wavelengths=_positional.wavelengths(d_model, base).double().numpy(),
+    )
+
+
+register_kind(
+    PositionalKind(
+        name="sinusoidal",
+        label="sinusoidal (Vaswani et al., 2017)",
+        compute=_sinusoidal,
+        description="PE[p, 2i] = sen(p / base^(2i/d)), PE[p, 2i+1] = cos(p / base^(2i/d)).",
+    )
+)
+
+
+def positional_data(
+    kind: str = "sinusoidal",
+    n_positions: int = 48,
+    d_model: int = 16,
+    base: float = 10000.0,
+) -> PositionalData:
+    """Compute :class:`PositionalData` for a registered kind (errors in Spanish)."""
+    if kind not in KINDS:
+        raise ValueError(
+            f"Tipo de codificación posicional desconocido: {kind!r}. "
+            f"Tipos disponibles: {', '.join(sorted(KINDS))}."
+        )
+    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) or (
+        n_positions < 2
+    ):
+        raise ValueError(
+            f"El número de posiciones debe ser un entero mayor o igual que 2; "
+            f"se recibió {n_positions!r}."
+        )
+    # dldna.positional checks d_model (even, ≥ 2) and base (> 1) with Spanish messages.
+    if isinstance(d_model, np.integer):
+        d_model = int(d_model)
+    return KINDS[kind].compute(int(n_positions), d_model, base)
+
+
+def check_pairs(pairs: Sequence[int] | int, d_model: int) -> list[int]:
+    """Validated, sorted, de-duplicated dimension-pair indices ``0 <= i < d_model/2``."""
+    if isinstance(pairs, (int, np.integer)) and not isinstance(pairs, bool):
+        pairs = [int(pairs)]
+    try:
+        chosen = sorted({int(i) for i in pairs})
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"Los pares de dimensiones deben ser enteros; se recibió {pairs!r}."
+        ) from None
+    n_pairs = d_model // 2
+    if not chosen:
+        raise ValueError("Elige al menos un par de dimensiones para ver sus ondas.")
+    bad = [i for i in chosen if not 0 <= i < n_pairs]
+    if bad:
+        raise ValueError(
+            f"El par de dimensiones {bad[0]} no existe: con d_model = {d_model} hay {n_pairs} "
+            f"pares (0 a {n_pairs - 1})."
+        )
+    return chosen
+
+
+def _check_cursor(cursor: int | None, n: int) -> None:
+    if cursor is None:
+        return
+    if isinstance(cursor, bool) or not isinstance(cursor, (int, np.integer)) or not 0 <= cursor < n:
+        raise ValueError(
+            f"La posición del cursor ({cursor!r}) no existe: hay {n} posiciones (0 a {n - 1})."
+        )
+
+
+def format_wavelength(value: float) -> str:
+    """A wavelength for a legend: ``6.28``, ``62.8``, ``6283``, ``6.3e+04``."""
+    if value < 100:
+        return f"{value:.3g}" if value < 10 else f"{value:.1f}"
+    if value < 1e5:
+        return f"{value:.0f}"
+    return f"{value:.2g}"
+
+
+def positional_waves(
+    data: PositionalData,
+    pairs: Sequence[int] | int = (0,),
+    *,
+    cursor: int | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """The two waves (columns ``2i``, ``2i+1``) of each chosen pair over the positions.
+
+    Each pair has one colour; the first wave is solid, the second dashed. The
+    legend gives the pair's wavelength in positions. ``cursor`` draws a
+    vertical line at that position. One line per wave: ``ax.lines`` (in pair
+    order, first wave then second), their y-data are the table's columns.
+    """
+    chosen = check_pairs(pairs, data.d_model)
+    _check_cursor(cursor, data.n_positions)
+    fig, ax = style.figure_or_new(ax, 8.0, 3.2)
+    x = np.arange(data.n_positions)
+    for k, i in enumerate(chosen):
+        lam = ""
+        if data.wavelengths is not None:
+            lam = f", λ = {format_wavelength(float(data.wavelengths[i]))}"
+        col = style.color(k if k < 3 else k + 1)  # skip the yellow, poor on white
+        ax.plot(x, data.table[:, 2 * i], color=col, marker="o", markersize=2.5, linewidth=1.6,
+                label=f"par {i}: dim {2 * i} ({data.wave_labels[0]}){lam}")
+        ax.plot(x, data.table[:, 2 * i + 1], color=col, linestyle="--", linewidth=1.3,
+                label=f"par {i}: dim {2 * i + 1} ({data.wave_labels[1]})")
+    if cursor is not None:
+        ax.axvline(cursor, color="black", linewidth=1, alpha=0.7)
+    ax.set_xlim(0, data.n_positions - 1)
+    lo, hi = data.value_range
+    ax.set_ylim(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo))
+    ax.set_xlabel("posición")
+    ax.set_ylabel(data.value_label)
+    ax.set_title(title or f"Ondas por par de dimensiones (d_model = {data.d_model}, "
+                          f"base = {data.base:g})")
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def positional_heatmap(
+    data: PositionalData,
+    *,
+    cursor: int | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+    colorbar: bool = True,
+) -> Figure:
+    """Heatmap of ``data.table``: positions down, dimensions across (diverging colours)."""
+    _check_cursor(cursor, data.n_positions)
+    fig, ax = style.figure_or_new(ax, 6.0, 4.5)
+    lo, hi = data.value_range
+    image = ax.imshow(data.table, cmap=style.matplotlib_cmap(style.DIVERGING_CMAP), vmin=lo,
+                      vmax=hi, aspect="auto", interpolation="nearest")
+    if cursor is not None:
+        ax.add_patch(Rectangle((-0.5, cursor - 0.5), data.table.shape[1], 1, fill=False,
+                               edgecolor="black", linewidth=2))
+    ax.set_xlabel(data.column_label)
+    ax.set_ylabel("posición")
+    ax.set_title(title or "Posición × dimensión")
+    if colorbar:
+        fig.colorbar(image, ax=ax, label=data.value_label, shrink=0.9)
+    return fig
+
+
+def positional_similarity(
+    data: PositionalData,
+    cursor: int = 0,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Similarity of the cursor's position with every position (``data.similarity[cursor]``)."""
+    _check_cursor(cursor, data.n_positions)
+    fig, ax = style.figure_or_new(ax, 5.0, 3.2)
+    x = np.arange(data.n_positions)
+    row = data.similarity[cursor]
+    ax.plot(x, row, color=style.PALETTE[4], marker="o", markersize=2.5, linewidth=1.6)
+    ax.plot([cursor], [row[cursor]], marker="o", markersize=8, color=style.HIGHLIGHT,
+            linestyle="none", label=f"posición {cursor}")
+    ax.axvline(cursor, color="black", linewidth=1, alpha=0.7)
+    lo, hi = data.similarity_range
+    ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
+    ax.set_xlim(0, data.n_positions - 1)
+    ax.set_xlabel("posición")
+    ax.set_ylabel(data.similarity_label)
+    ax.set_title(title or f"Similitud de la posición {cursor} con las demás")
+    ax.legend(loc="lower right", fontsize="small")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def positional_panel(
+    data: PositionalData,
+    pairs: Sequence[int] | int = (0,),
+    cursor: int = 0,
+    *,
+    title: str | None = None,
+) -> Figure:
+    """Waves (top), heatmap and similarity (bottom) in one figure.
+
+    Axes have gids ``"waves"``, ``"heatmap"`` and ``"similarity"``.
+    """
+    fig = Figure(figsize=(11.0, 7.2), layout="constrained")
+    axd = fig.subplot_mosaic([["waves", "waves"], ["heatmap", "similarity"]],
+                             height_ratios=[1, 1.25])
+    positional_waves(data, pairs, cursor=cursor, ax=axd["waves"])
+    positional_heatmap(data, cursor=cursor, ax=axd["heatmap"])
+    positional_similarity(data, cursor, ax=axd["similarity"])
+    for name, axis in axd.items():
+        axis.set_gid(name)
+    fig.suptitle(title or f"Codificación posicional {data.label}")
+    return fig

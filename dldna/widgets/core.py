@@ -1,0 +1,365 @@
+"""Machinery shared by the explorers: one object, a live view and a static view.
+
+An explorer is a Python object whose ``_repr_mimebundle_`` returns two views
+of the same thing, and each front end shows the one it can run:
+
+``application/vnd.jupyter.widget-view+json`` (live: JupyterLab, Jupyter, Colab, VS Code)
+    An ``ipywidgets`` container: the controls, and a picture drawn by a
+    :mod:`dldna.viz` function (a matplotlib figure, sent as a PNG inside an
+    ``<img>`` with alt text), redrawn whenever a control changes.
+
+``text/html`` (static: the rendered book, with no kernel)
+    The book drops the widget view (``nb_mime_priority_overrides`` in
+    ``_config.yml``) and shows this instead. **Technique: precomputed data +
+    inline JavaScript renderer.** Python computes, with the same data
+    functions the live view uses, the numbers for *every* value of every
+    control (a small grid: a few temperatures, a few ``d_model``...), and
+    embeds them as JSON in the page; ``static/explorer.js``, inlined next to
+    it, builds HTML controls and draws the picture as SVG, redrawing it when a
+    control moves. Why this technique:
+
+    * it needs no kernel and no network (Thebe/Binder or a CDN would need
+      both); everything lives in the page, so it also works offline;
+    * the numbers are Python's, so the static view cannot disagree with the
+      live one; JavaScript only selects and draws them;
+    * precomputed *images* for every combination would be far larger than the
+      numbers (one PNG is ~50 KB; the whole grid of numbers is a few KB to
+      ~150 KB), and SVG stays sharp and accessible (``role="img"`` with an
+      ``aria-label`` describing the current state);
+    * the output is deterministic (element ids come from a hash of the data,
+      floats are rounded or quantised), so ``nbval`` can compare it.
+
+    Large arrays are quantised to 8 or 16 bits and base64-encoded
+    (:func:`pack`); a picture cannot show more precision than that anyway.
+
+Bad input never produces a traceback or an empty area: explorer classes raise
+``ValueError``/``TypeError`` with a Spanish message, and the factory functions
+(:func:`dldna.widgets.attention_explorer` and friends) catch them with
+:func:`build_or_error`, returning an :class:`ErrorExplorer` that shows the
+message in both views. A control moved to a bad value in the live view (an odd
+``d_model`` typed in a box) shows the message in place of the picture until
+the value is fixed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from dldna.viz import style
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+_CSS = """
+.dldna-explorer{font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;
+ margin:0.6em 0;max-width:100%;overflow-x:auto;color:#222}
+.dldna-explorer .dldna-controls{display:flex;flex-wrap:wrap;gap:0.5em 1.4em;align-items:center;
+ margin-bottom:0.4em}
+.dldna-explorer .dldna-control{display:flex;align-items:center;gap:0.4em;font-size:0.9em}
+.dldna-explorer .dldna-control select{max-width:16em}
+.dldna-explorer .dldna-readout{min-width:3em;font-variant-numeric:tabular-nums}
+.dldna-explorer figure{margin:0}
+.dldna-explorer svg{width:100%;height:auto;display:block}
+.dldna-explorer .dldna-sr{position:absolute;width:1px;height:1px;overflow:hidden;
+ clip:rect(0 0 0 0);white-space:nowrap}
+.dldna-error{border:1px solid #D55E00;border-left:6px solid #D55E00;background:#fff6ef;
+ padding:0.6em 0.9em;margin:0.6em 0;color:#222;font-family:system-ui,sans-serif}
+.dldna-error strong{display:block;margin-bottom:0.2em}
+""".strip()
+
+
+@cache
+def explorer_js() -> str:
+    """The static renderer, ``dldna/widgets/static/explorer.js``."""
+    return resources.files("dldna.widgets").joinpath("static/explorer.js").read_text("utf-8")
+
+
+# ------------------------------------------------------------------- payloads
+
+
+def pack(values, bits: int = 16, lo: float | None = None, hi: float | None = None) -> dict:
+    """Quantise an array to unsigned ``bits``-bit integers over ``[lo, hi]``, base64.
+
+    Returns ``{"s": shape, "lo": lo, "hi": hi, "b": bits, "d": base64}``; the
+    JavaScript ``unpack`` (and :func:`unpack` here) reads value
+    ``lo + (hi - lo) * q / (2**bits - 1)``. The error is at most half a step:
+    ``(hi - lo) / (2 * (2**bits - 1))``. ``lo``/``hi`` default to the array's
+    range, rounded to 6 decimals so that the output is reproducible.
+    """
+    if bits not in (8, 16):
+        raise ValueError("bits debe ser 8 o 16.")
+    a = np.asarray(values, dtype=np.float64)
+    lo = round(float(a.min()) if lo is None else float(lo), 6)
+    hi = round(float(a.max()) if hi is None else float(hi), 6)
+    if hi <= lo:
+        hi = lo + 1.0
+    levels = 2**bits - 1
+    q = np.rint((np.clip(a, lo, hi) - lo) / (hi - lo) * levels)
+    raw = q.astype("<u1" if bits == 8 else "<u2").tobytes()
+    return {"s": list(a.shape), "lo": lo, "hi": hi, "b": bits,
+            "d": base64.b64encode(raw).decode("ascii")}
+
+
+def unpack(packed: dict) -> np.ndarray:
+    """Inverse of :func:`pack` (up to its quantisation error)."""
+    dtype = "<u1" if packed["b"] == 8 else "<u2"
+    q = np.frombuffer(base64.b64decode(packed["d"]), dtype=dtype).astype(np.float64)
+    levels = 2 ** packed["b"] - 1
+    values = packed["lo"] + (packed["hi"] - packed["lo"]) * q / levels
+    return values.reshape(packed["s"])
+
+
+def rounded(values, ndigits: int = 4):
+    """Nested lists of Python floats rounded to ``ndigits`` (for small arrays in JSON)."""
+    a = np.asarray(values, dtype=np.float64)
+    return np.round(a, ndigits).tolist()
+
+
+def canonical_json(payload: dict) -> str:
+    """JSON that is the same on every run and safe inside ``<script>``."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def options(values, labels=None) -> list[list]:
+    """Control options as ``[[value, label], ...]`` for the static view."""
+    labels = labels if labels is not None else [str(v) for v in values]
+    return [[v, str(lab)] for v, lab in zip(values, labels, strict=True)]
+
+
+def static_html(payload: dict) -> str:
+    """The self-contained static view of an explorer's ``payload``.
+
+    ``payload`` must hold ``view`` (a renderer of ``explorer.js``), ``title``,
+    ``alt`` and ``controls``. The element id is derived from a hash of the
+    data, so the same explorer always produces the same HTML.
+    """
+    data = canonical_json(payload)
+    digest = hashlib.sha1(data.encode("ascii")).hexdigest()[:12]
+    title = html.escape(payload["title"])
+    alt = html.escape(payload["alt"])
+    return (
+        f'<div class="dldna-explorer" id="dldna-{digest}" data-dldna-view="{payload["view"]}" '
+        f'role="group" aria-label="{title}">\n'
+        f"<style>{_CSS}</style>\n"
+        f'<div class="dldna-fallback"><p><strong>{title}</strong></p><p>{alt}</p>'
+        "<p><em>Este explorador interactivo necesita JavaScript: ábrelo en el libro en línea, "
+        "en Colab o en Jupyter.</em></p></div>\n"
+        f'<script type="application/json" class="dldna-data">{data}</script>\n'
+        "</div>\n"
+        f"<script>\n{explorer_js()}</script>\n"
+    )
+
+
+def error_html(title: str, message: str) -> str:
+    """A visible, readable box with a Spanish error message (no traceback)."""
+    return (
+        f'<div class="dldna-error" role="alert"><style>{_CSS}</style>'
+        f"<strong>{html.escape(title)}: no se puede mostrar</strong>"
+        f"<span>{html.escape(message)}</span></div>"
+    )
+
+
+# ------------------------------------------------------------------ explorers
+
+
+class Explorer:
+    """Base class of the explorers (see the module docstring for the two views).
+
+    Subclasses set :attr:`view` (the JavaScript renderer's name) and
+    implement :meth:`_make_controls`, :meth:`_figure`, :meth:`_alt` and
+    :meth:`_payload`; they may override :meth:`_on_change` to update
+    dependent controls. Constructors validate their arguments and raise
+    ``ValueError``/``TypeError`` in Spanish.
+
+    Useful attributes: ``controls`` (name → ipywidget), ``widget`` (the live
+    container), ``image`` (the HTML widget with the picture), ``message``
+    (the HTML widget with an error message, empty when all is well),
+    ``draw_count`` (how many times the live picture was drawn) and ``error``
+    (``None``; the message for an :class:`ErrorExplorer`).
+    """
+
+    view = ""
+    dpi = 80
+
+    def __init__(self, title: str, alt: str):
+        self.title = title
+        self.alt = alt
+        self.error: str | None = None
+        self.draw_count = 0
+        self.last_figure: Figure | None = None
+        self._widget = None
+        self._html: str | None = None
+        self._updating = False
+        self.controls: dict[str, Any] = {}
+
+    # -- to implement -------------------------------------------------------
+    def _make_controls(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _figure(self, state: dict) -> Figure:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _alt(self, state: dict) -> str:
+        return self.alt
+
+    def _payload(self) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _on_change(self, name: str) -> None:
+        """Update controls that depend on control ``name`` (before the redraw)."""
+
+    # -- live view ----------------------------------------------------------
+    def state(self) -> dict:
+        """The current value of every live control."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def figure(self, **overrides) -> Figure:
+        """The matplotlib figure for the current state, with ``overrides`` applied.
+
+        Raises ``ValueError`` (Spanish) for a bad state; the live view shows
+        that message instead.
+        """
+        state = self.state() if self._widget is not None else self._initial_state()
+        state.update(overrides)
+        return self._figure(state)
+
+    def _initial_state(self) -> dict:
+        if not self.controls:
+            self.controls = self._make_controls()
+        return self.state()
+
+    @property
+    def widget(self):
+        """The live ``ipywidgets`` container (built on first use)."""
+        if self._widget is None:
+            import ipywidgets as widgets
+
+            if not self.controls:
+                self.controls = self._make_controls()
+            self.image = widgets.HTML(layout=widgets.Layout(max_width="100%"))
+            self.message = widgets.HTML()
+            header = widgets.HTML(f"<strong>{html.escape(self.title)}</strong>")
+            box = widgets.HBox(list(self.controls.values()),
+                               layout=widgets.Layout(flex_flow="row wrap"))
+            self._widget = widgets.VBox([header, box, self.message, self.image])
+            for name, control in self.controls.items():
+                control.observe(lambda change, name=name: self._changed(name), names="value")
+            self.redraw()
+        return self._widget
+
+    def _changed(self, name: str) -> None:
+        if self._updating:
+            return
+        self._updating = True
+        try:
+            self._on_change(name)
+        except (ValueError, TypeError):
+            pass  # the redraw below shows the message
+        finally:
+            self._updating = False
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Draw the live picture for the current state (or show the error message)."""
+        _ = self.widget  # make sure the controls exist
+        state = self.state()
+        try:
+            fig = self._figure(state)
+            png = base64.b64encode(style.figure_png(fig, dpi=self.dpi)).decode("ascii")
+        except (ValueError, TypeError) as err:
+            self._show_message(str(err))
+            return
+        except Exception as err:  # noqa: BLE001 - the reader must never see a traceback
+            self._show_message(
+                f"Error inesperado al dibujar ({type(err).__name__}: {err}). "
+                "Prueba otros valores de los controles."
+            )
+            return
+        self.last_figure = fig
+        self.draw_count += 1
+        alt = html.escape(self._alt(state))
+        self.message.value = ""
+        self.image.value = (
+            f'<img src="data:image/png;base64,{png}" alt="{alt}" title="{alt}" '
+            'style="max-width:100%;height:auto">'
+        )
+        self.image.layout.display = None
+
+    def _show_message(self, text: str) -> None:
+        self.message.value = error_html(self.title, text)
+        self.image.layout.display = "none"
+
+    # -- static view --------------------------------------------------------
+    def to_html(self) -> str:
+        """The static, self-contained HTML view (deterministic)."""
+        if self._html is None:
+            payload = self._payload()
+            payload.update(view=self.view, title=self.title, alt=self.alt)
+            self._html = static_html(payload)
+        return self._html
+
+    def _plain(self) -> str:
+        return (f"{self.title} (explorador interactivo: se mueve en Jupyter, en Colab y en el "
+                "libro en línea)")
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        bundle = dict(self.widget._repr_mimebundle_())
+        bundle["text/plain"] = self._plain()
+        bundle["text/html"] = self.to_html()
+        return bundle
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.title}>"
+
+
+class ErrorExplorer(Explorer):
+    """What a factory returns for bad input: the Spanish message, in both views."""
+
+    def __init__(self, title: str, message: str):
+        super().__init__(title, alt=message)
+        self.error = message
+
+    def _make_controls(self) -> dict:
+        return {}
+
+    @property
+    def widget(self):
+        if self._widget is None:
+            import ipywidgets as widgets
+
+            self.image = widgets.HTML()
+            self.message = widgets.HTML(error_html(self.title, self.error))
+            self._widget = widgets.VBox([self.message])
+        return self._widget
+
+    def redraw(self) -> None:
+        pass
+
+    def figure(self, **overrides) -> Figure:
+        raise ValueError(self.error)
+
+    def to_html(self) -> str:
+        return error_html(self.title, self.error)
+
+    def _plain(self) -> str:
+        return f"{self.title}: no se puede mostrar. {self.error}"
+
+
+def build_or_error(title: str, build: Callable[[], Explorer]) -> Explorer:
+    """``build()``, or an :class:`ErrorExplorer` showing the Spanish message of the
+    ``ValueError``/``TypeError`` it raised (never a traceback)."""
+    try:
+        return build()
+    except (ValueError, TypeError) as err:
+        return ErrorExplorer(title, str(err))

@@ -1,0 +1,186 @@
+"""dldna.widgets: both views of every explorer, live redraws and Spanish errors."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from dldna import widgets
+from dldna.viz import attention as va
+from dldna.widgets import core
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+SENTENCE = "el gato come pescado fresco"
+
+
+def vectors(n=5, d=8, seed=0):
+    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed))
+
+
+def model_maps():
+    g = torch.Generator().manual_seed(1)
+    src, tgt = "el gato come pescado".split(), "<bos> the cat eats".split()
+    causal = torch.tril(torch.ones(4, 4, dtype=torch.bool))
+    pad = torch.tensor([True, True, True, False])
+
+    def soft(mask=None):
+        s = torch.randn(2, 4, 4, 4, generator=g)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        return torch.softmax(s, -1)
+
+    return {
+        "encoder": widgets.AttentionMaps(soft(pad), src, mask=pad),
+        "decoder": widgets.AttentionMaps(soft(causal), tgt, mask=causal),
+        "cross": widgets.AttentionMaps(soft(pad), tgt, src, mask=pad),
+    }
+
+
+EXPLORERS = {
+    "attention": lambda: widgets.attention_explorer(SENTENCE, vectors()),
+    "masked": lambda: widgets.attention_explorer(
+        SENTENCE, vectors(), mask=torch.tril(torch.ones(5, 5, dtype=torch.bool))),
+    "model": lambda: widgets.model_attention_explorer(model_maps()),
+    "positional": lambda: widgets.positional_explorer(),
+    "scaling": lambda: widgets.scaling_explorer(),
+}
+
+
+def payload(html: str) -> dict:
+    found = re.search(r'<script type="application/json" class="dldna-data">(.*?)</script>', html,
+                      re.S)
+    return json.loads(found.group(1))
+
+
+def test_pack_round_trip():
+    values = np.linspace(-1, 1, 101).reshape(101, 1)
+    for bits in (8, 16):
+        packed = core.pack(values, bits, -1.0, 1.0)
+        assert np.max(np.abs(core.unpack(packed) - values)) <= 2 / (2 * (2**bits - 1)) + 1e-12
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_bundle_has_live_and_static_views(name):
+    explorer = EXPLORERS[name]()
+    assert explorer.error is None
+    bundle = explorer._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", WIDGET_MIME}
+    html = bundle["text/html"]
+    assert html == EXPLORERS[name]().to_html(), "static view must be deterministic"
+    assert len(html.encode()) < 300_000
+    assert re.search(r'id="dldna-[0-9a-f]{12}"', html)
+    assert "Traceback" not in html
+    assert not re.search(r'src=["\']https?:', html), "no network at run time"
+    assert "window.dldnaExplorer" in html  # the renderer is inlined
+    data = payload(html)
+    assert data["title"] and data["alt"] and data["controls"]
+    assert "explorador" in bundle["text/plain"].lower()
+
+
+def test_static_numbers_are_the_python_numbers():
+    explorer = widgets.attention_explorer(SENTENCE, vectors(), temperatures=(0.5, 1.0, 2.0))
+    data = payload(explorer.to_html())
+    w = core.unpack(data["sources"][0]["w"])
+    assert w.shape == (3, 1, 1, 5, 5)
+    for i, t in enumerate((0.5, 1.0, 2.0)):
+        np.testing.assert_allclose(w[i, 0, 0], va.self_attention_weights(vectors(), t),
+                                   atol=1e-4)
+    np.testing.assert_allclose(data["sources"][0]["entropy"][1][0][0],
+                               va.row_entropy(va.self_attention_weights(vectors())), atol=1e-3)
+
+    pos = widgets.positional_explorer(d_model=16, base=10000.0, d_models=(8, 16), bases=(100,))
+    data = payload(pos.to_html())
+    assert data["d_models"] == [8, 16] and data["bases"] == ["100", "10000"]
+    table = core.unpack(data["kinds"][0]["grid"][1][1]["table"])
+    np.testing.assert_allclose(table, pos.data("sinusoidal", 16, 10000.0).table, atol=1 / 255)
+
+
+@pytest.mark.parametrize(
+    ("name", "control", "value"),
+    [
+        ("attention", "temperature", 4.0),
+        ("attention", "query", 3),
+        ("model", "head", 2),
+        ("model", "kind", 2),
+        ("positional", "cursor", 9),
+        ("positional", "base", 100.0),
+        ("scaling", "d_k", 512),
+        ("scaling", "scaled", False),
+    ],
+)
+def test_live_view_redraws_when_a_control_moves(name, control, value):
+    explorer = EXPLORERS[name]()
+    explorer.widget  # noqa: B018 - builds the controls and draws once
+    before, count = explorer.image.value, explorer.draw_count
+    assert before.startswith('<img src="data:image/png;base64,') and 'alt="' in before
+    explorer.controls[control].value = value
+    assert explorer.draw_count == count + 1
+    assert explorer.image.value != before
+    assert explorer.state()[control] == value
+    assert explorer.message.value == ""
+
+
+def test_model_explorer_updates_dependent_controls():
+    explorer = widgets.model_attention_explorer(model_maps(), kind="decoder")
+    explorer.widget  # noqa: B018
+    assert explorer.controls["kind"].value == 1
+    explorer.controls["query"].value = 3
+    explorer.controls["kind"].value = 0
+    assert [label for label, _ in explorer.controls["query"].options][0] == "0: el"
+    # Masked cells are shown as masked, with zero weight underneath.
+    w = explorer.weights(kind=2)
+    assert np.all(w[:, 3] == 0)
+
+
+def test_live_bad_value_shows_message_then_recovers():
+    explorer = widgets.positional_explorer(d_model=16)
+    explorer.widget  # noqa: B018
+    explorer.controls["d_model"].value = 7
+    assert "d_model debe ser un entero par" in explorer.message.value
+    assert explorer.image.layout.display == "none"
+    explorer.controls["base"].value = 1.0
+    explorer.controls["base"].value = 100.0
+    explorer.controls["d_model"].value = 32
+    assert explorer.message.value == "" and explorer.image.layout.display is None
+    assert explorer.controls["pairs"].options[-1][1] == 15
+    explorer.controls["pairs"].value = ()
+    assert "al menos un par" in explorer.message.value
+
+
+@pytest.mark.parametrize(
+    ("build", "words"),
+    [
+        (lambda: widgets.attention_explorer("", vectors()), "La frase está vacía"),
+        (lambda: widgets.attention_explorer([], vectors()), "La frase está vacía"),
+        (lambda: widgets.attention_explorer("el gato", vectors()), "2 palabras pero 5 vectores"),
+        (lambda: widgets.attention_explorer(SENTENCE, vectors(), query=9), "no existe"),
+        (lambda: widgets.attention_explorer(SENTENCE, vectors(), temperature=0), "positivos"),
+        (lambda: widgets.attention_explorer(SENTENCE, vectors(), mask=torch.ones(5, 5)),
+         "booleana"),
+        (lambda: widgets.model_attention_explorer(model_maps(), head=4), "La cabeza 4 no existe"),
+        (lambda: widgets.model_attention_explorer(model_maps(), layer=-1), "La capa -1"),
+        (lambda: widgets.model_attention_explorer({}), "al menos un tipo"),
+        (lambda: widgets.model_attention_explorer(model_maps(), kind="x"), "no está"),
+        (lambda: widgets.positional_explorer(d_model=7), "d_model debe ser un entero par"),
+        (lambda: widgets.positional_explorer(d_model=0), "d_model debe ser un entero par"),
+        (lambda: widgets.positional_explorer(base=1), "La base debe ser un número mayor que 1"),
+        (lambda: widgets.positional_explorer(base=-3.0), "La base"),
+        (lambda: widgets.positional_explorer(pairs=[8]), "no existe"),
+        (lambda: widgets.positional_explorer(cursor=99), "cursor"),
+        (lambda: widgets.positional_explorer(kinds=("nada",)), "desconocido"),
+        (lambda: widgets.scaling_explorer(d_k=0), "d_k"),
+        (lambda: widgets.scaling_explorer(seed=-1), "semilla"),
+    ],
+)
+def test_bad_input_shows_a_spanish_message_in_both_views(build, words):
+    explorer = build()
+    assert isinstance(explorer, widgets.ErrorExplorer)
+    assert words in explorer.error
+    bundle = explorer._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", WIDGET_MIME}
+    assert 'role="alert"' in bundle["text/html"] and "no se puede mostrar" in bundle["text/html"]
+    assert words.split()[0] in bundle["text/html"]
+    assert words.split()[0] in explorer.widget.children[0].value
+    assert "Traceback" not in bundle["text/html"] + bundle["text/plain"]
