@@ -1,0 +1,137 @@
+"""dldna.training: Noam schedule, label smoothing, the small training loop; and its figures."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from matplotlib.figure import Figure
+from torch import nn
+
+from dldna import training
+from dldna.runtime import seed_everything
+from dldna.training import (
+    History,
+    LabelSmoothingLoss,
+    layer_gradient_norms,
+    noam_lambda,
+    noam_optimizer,
+    noam_rate,
+    noam_scheduler,
+    smoothed_targets,
+    train_steps,
+)
+from dldna.viz import transformer as vt
+
+
+def test_noam_rate_formula_peak_and_decay():
+    d, w = 512, 4000
+    assert noam_rate(1, d, w) == pytest.approx(d ** -0.5 * w ** -1.5)
+    peak = noam_rate(w, d, w)
+    assert peak == pytest.approx(1 / math.sqrt(d * w))
+    assert max(noam_rate(s, d, w) for s in range(1, 3 * w)) == pytest.approx(peak)
+    assert noam_rate(4 * w, d, w) == pytest.approx(peak / 2)  # decays as 1/sqrt(t)
+    assert noam_rate(w // 2, d, w) == pytest.approx(peak / 2)  # linear warm-up
+    with pytest.raises(ValueError, match="step"):
+        noam_rate(0, d, w)
+    with pytest.raises(ValueError, match="warmup"):
+        noam_lambda(d, 0)
+
+
+def test_noam_scheduler_gives_the_rates_of_the_rule():
+    model = nn.Linear(3, 3)
+    opt, sched = noam_optimizer(model.parameters(), d_model=64, warmup=10, factor=2.0)
+    seen = []
+    for _ in range(30):
+        seen.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert seen == pytest.approx([noam_rate(s, 64, 10, 2.0) for s in range(1, 31)])
+    other = torch.optim.SGD(model.parameters(), lr=1.0)
+    assert isinstance(noam_scheduler(other, 64, 10), torch.optim.lr_scheduler.LambdaLR)
+
+
+def test_smoothed_targets_rows_sum_to_one():
+    q = smoothed_targets(torch.tensor([2, 0]), 5, 0.1)
+    assert torch.allclose(q.sum(-1), torch.ones(2))
+    assert q[0, 2].item() == pytest.approx(0.9 + 0.02)
+    assert q[0, 1].item() == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1, 0.3])
+def test_label_smoothing_matches_torch_cross_entropy(eps):
+    seed_everything(0)
+    logits = torch.randn(4, 6, 11)
+    target = torch.randint(0, 11, (4, 6))
+    target[0, -2:] = 0
+    ours = LabelSmoothingLoss(eps, ignore_index=0)(logits, target)
+    theirs = nn.CrossEntropyLoss(label_smoothing=eps, ignore_index=0)(
+        logits.reshape(-1, 11), target.reshape(-1))
+    assert torch.allclose(ours, theirs, atol=1e-6)
+    q = smoothed_targets(target, 11, eps)
+    direct = -(q * torch.log_softmax(logits, -1)).sum(-1)
+    keep = target != 0
+    assert torch.allclose(ours, direct[keep].mean(), atol=1e-6)
+
+
+def test_label_smoothing_minimum_is_the_entropy_of_the_target():
+    eps, v = 0.1, 7
+    target = torch.tensor([3])
+    q = smoothed_targets(target, v, eps)
+    best = LabelSmoothingLoss(eps)(q.log(), target)
+    entropy = -(q * q.log()).sum()
+    assert best.item() == pytest.approx(entropy.item(), abs=1e-6)
+    sharp = torch.full((1, v), -20.0)
+    sharp[0, 3] = 20.0
+    assert LabelSmoothingLoss(eps)(sharp, target) > best
+
+
+def test_label_smoothing_rejects_bad_values():
+    with pytest.raises(ValueError, match="suavizado"):
+        LabelSmoothingLoss(1.5)
+    with pytest.raises(ValueError, match="dimensión más"):
+        LabelSmoothingLoss(0.1)(torch.randn(3, 4), torch.zeros(2, dtype=torch.long))
+
+
+def test_train_steps_batches_history_and_errors():
+    seed_everything(0)
+    model = nn.Linear(4, 1)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = lambda m, b: nn.functional.mse_loss(m(b[0]), b[1])  # noqa: E731
+    history = train_steps(model, (x, y), opt, steps=50, loss_fn=loss)
+    assert isinstance(history, History) and history.steps == 50
+    assert history.final < history.loss[0] and history.lr == [0.1] * 50
+    seen = []
+    train_steps(model, lambda s: (x[s:s + 2], y[s:s + 2]), opt, steps=3, loss_fn=loss,
+                on_step=lambda s, value: seen.append(s))
+    assert seen == [0, 1, 2]
+    with pytest.raises(ValueError, match="Se acabaron"):
+        train_steps(model, [(x, y)], opt, steps=2, loss_fn=loss)
+    with pytest.raises(ValueError, match="steps"):
+        train_steps(model, (x, y), opt, steps=-1, loss_fn=loss)
+
+
+def test_layer_gradient_norms():
+    layers = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])
+    assert layer_gradient_norms(layers) == [0.0, 0.0]
+    layers[1](layers[0](torch.ones(1, 2))).sum().backward()
+    norms = layer_gradient_norms(layers)
+    expected = torch.cat([p.grad.flatten() for p in layers[0].parameters()]).norm().item()
+    assert norms[0] == pytest.approx(expected)
+
+
+def test_figures_are_returned_without_pyplot():
+    figures = [
+        vt.gradient_norms_plot({"a": [1, 2, 3], "b": [3, 2, 1]}),
+        vt.noam_plot(64, (10, 40), steps=200),
+        vt.loss_plot([3.0, 1.0, 0.1]),
+        vt.normalization_plot(torch.randn(2, 3, 4)),
+        vt.activations_plot(),
+    ]
+    assert all(isinstance(f, Figure) and f.axes for f in figures)
+    curves = vt.noam_curves(64, (10,), 30)
+    assert curves[10][9] == pytest.approx(training.noam_rate(10, 64, 10))
+    with pytest.raises(ValueError):
+        vt.loss_plot([])
