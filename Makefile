@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.instalado
 
-.PHONY: book test notebooks sync lint clean
+.PHONY: book test notebooks sync figures lint clean bench
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Se necesita Python 3.10 o superior; tienes " + sys.version.split()[0])'
@@ -31,6 +31,16 @@ notebooks: $(STAMP)
 ## Regenera la insignia de Colab y la celda de preparación de cada cuaderno.
 sync: $(STAMP)
 	$(BIN)/python tools/notebooks.py sync
+
+## Entrena cada tarea de dldna.tasks con su receta: pasos, tiempo y exactitud.
+## Tabla de entrenamientos: tarea, dispositivo, pasos, tiempo y precisión
+## sobre datos nuevos (en GPU si la hay).
+bench: $(STAMP)
+	$(BIN)/python tools/bench.py
+
+## Vuelve a dibujar los diagramas (figures/*.py escribe dldna/diagrams/*.svg).
+figures: $(STAMP)
+	cd figures && for f in [!c]*.py; do ../$(BIN)/python $$f || exit 1; done
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

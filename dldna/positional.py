@@ -298,12 +298,17 @@ def shaw_attention(query: Tensor, key: Tensor, value: Tensor, relative: ShawRela
         )
     scale = 1.0 / math.sqrt(d_k) if scale is None else scale
     a_k = relative.key_vectors(q_len, k_len)
-    # q_i · a^K_ij for every (i, j): a batch of (1, d) @ (d, k_len) products, one per query.
-    bias = (query.unsqueeze(-2) @ a_k.transpose(-2, -1)).squeeze(-2) * scale
-    out, weights = scaled_dot_product_attention(query, key, value, mask=mask, scale=scale, bias=bias)
-    # Σ_j α_ij a^V_ij: one (1, k_len) @ (k_len, d) product per query.
-    rel_values = (weights.unsqueeze(-2) @ relative.value_vectors(q_len, k_len)).squeeze(-2)
-    return out + rel_values, weights
+    lead = query.shape[:-2]
+    # q_i · a^K_ij for every (i, j), as one matrix product per query position i:
+    # (i, B, d) @ (i, d, k_len) with B = every batch and head index.
+    q_by_pos = query.reshape(-1, q_len, d_k).transpose(0, 1)
+    bias = torch.bmm(q_by_pos, a_k.transpose(1, 2)).transpose(0, 1).reshape(*lead, q_len, k_len)
+    out, weights = scaled_dot_product_attention(query, key, value, mask=mask, scale=scale,
+                                                bias=bias * scale)
+    # Σ_j α_ij a^V_ij: (i, B, k_len) @ (i, k_len, d).
+    w_by_pos = weights.reshape(-1, q_len, k_len).transpose(0, 1)
+    rel_values = torch.bmm(w_by_pos, relative.value_vectors(q_len, k_len)).transpose(0, 1)
+    return out + rel_values.reshape(*lead, q_len, d_k), weights
 
 
 def t5_buckets(distances: Tensor, num_buckets: int = 32, max_distance: int = 128,
@@ -399,8 +404,9 @@ class ALiBi(nn.Module):
         return f"num_heads={self.num_heads}"
 
     def forward(self, q_len: int, k_len: int | None = None) -> Tensor:
-        dist = relative_distances(q_len, k_len, device=self.slopes.device).abs().to(self.slopes.dtype)
-        return -(self.slopes[:, None, None] * dist).unsqueeze(0)
+        # Negate the integer distances (not the product) so that the diagonal is +0.0, not -0.0.
+        dist = (-relative_distances(q_len, k_len, device=self.slopes.device).abs()).to(self.slopes.dtype)
+        return (self.slopes[:, None, None] * dist).unsqueeze(0)
 
 
 class RotaryEmbedding(nn.Module):
@@ -515,25 +521,30 @@ class PositionProbe(nn.Module):
         )
         self.head = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, vocab))
 
-    def _attend(self, layer, x: Tensor, mask: Tensor, bias: Tensor | None) -> Tensor:
+    def _attend(self, layer, x: Tensor, mask: Tensor, bias: Tensor | None) -> tuple[Tensor, Tensor]:
         if self.scheme != "shaw":
             rotary = self.relative if self.scheme == "rope" else None
-            return layer(x, mask=mask, bias=bias, rotary=rotary)[0]
+            return layer(x, mask=mask, bias=bias, rotary=rotary)
         q, k, v = (split_heads(p(x), self.num_heads) for p in (layer.q_proj, layer.k_proj, layer.v_proj))
-        heads, _ = shaw_attention(q, k, v, self.relative, mask=mask)
-        return layer.out_proj(merge_heads(heads))
+        heads, weights = shaw_attention(q, k, v, self.relative, mask=mask)
+        return layer.out_proj(merge_heads(heads)), weights
 
-    def forward(self, tokens: Tensor) -> Tensor:
+    def forward(self, tokens: Tensor, return_weights: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """Logits ``(batch, seq, vocab)``; with ``return_weights`` also each layer's
+        attention weights ``(batch, heads, seq, seq)``."""
         n = tokens.shape[1]
         x = self.embed(tokens)
         if self.absolute is not None:
             x = self.absolute(x)
         mask = torch.ones(n, n, dtype=torch.bool, device=tokens.device).tril()
         bias = self.relative(n, n) if self.scheme in ("t5", "alibi") else None
+        weights = []
         for attn, norm, ff in zip(self.attn, self.attn_norm, self.ff, strict=True):
-            x = x + self._attend(attn, norm(x), mask, bias)
+            out, w = self._attend(attn, norm(x), mask, bias)
+            weights.append(w)
+            x = x + out
             x = x + ff(x)
-        return self.head(x)
+        return (self.head(x), weights) if return_weights else self.head(x)
 
 
 def train_probe(scheme: str, steps: int = 300, length: int = 24, lag: int = 3, batch: int = 64,
@@ -557,6 +568,29 @@ def train_probe(scheme: str, steps: int = 300, length: int = 24, lag: int = 3, b
         loss.backward()
         opt.step()
     return model.eval()
+
+
+@torch.no_grad()
+def lag_attention(model: PositionProbe, length: int, lag: int = 3, start: int | None = None,
+                  samples: int = 64, seed: int = 1234) -> float:
+    """The largest mean weight that a head gives to the key ``lag`` places back.
+
+    Mean over sequences and over queries at positions ``≥ start`` (default
+    ``lag``); maximum over layers and heads. Near 1 when some head looks
+    exactly ``lag`` places back; it falls when the weight spreads to other keys.
+    """
+    model.eval()
+    device = next(model.parameters()).device
+    gen = torch.Generator().manual_seed(seed)
+    x, _ = lookback_batch(samples, length, lag, model.head[-1].out_features, generator=gen)
+    _, weights = model(x.to(device), return_weights=True)
+    start = lag if start is None else max(start, lag)
+    rows = torch.arange(start, length, device=device)
+    best = 0.0
+    for w in weights:  # (batch, heads, q, k)
+        on_lag = w[:, :, rows, rows - lag].mean(dim=(0, 2))  # (heads,)
+        best = max(best, on_lag.max().item())
+    return best
 
 
 @torch.no_grad()

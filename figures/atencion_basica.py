@@ -1,4 +1,4 @@
-"""Draw figures/atencion_basica.svg: attention with no parameters, step by step.
+"""Draw dldna/diagrams/atencion_basica.svg: attention with no parameters, step by step.
 
     python figures/atencion_basica.py
 
@@ -9,13 +9,10 @@ date and with a fixed id salt, so re-running the script gives the same file.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import matplotlib
+from common import save
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-OUT = Path(__file__).with_suffix(".svg")
 BLUE, ORANGE, GREEN, PURPLE = "#56B4E9", "#E69F00", "#009E73", "#CC79A7"
 
 
@@ -58,11 +55,5 @@ def draw() -> Figure:
     return fig
 
 
-def main() -> None:
-    with matplotlib.rc_context({"svg.hashsalt": "dldna", "svg.fonttype": "path"}):
-        draw().savefig(OUT, format="svg", metadata={"Date": None})
-    print(f"escrito {OUT.name}")
-
-
 if __name__ == "__main__":
-    main()
+    save(draw(), __file__)

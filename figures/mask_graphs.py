@@ -1,4 +1,4 @@
-"""Draw figures/mask_graphs.svg: attention as message passing on three graphs.
+"""Draw dldna/diagrams/mask_graphs.svg: attention as message passing on three graphs.
 
     python figures/mask_graphs.py
 
@@ -11,22 +11,9 @@ functions live in :mod:`dldna.viz.masking`, so the chapter can redraw them.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import matplotlib
+from common import save
 
 from dldna.viz.masking import plot_attention_graphs
 
-OUT = Path(__file__).with_suffix(".svg")
-
-
-def main() -> None:
-    matplotlib.rcParams["svg.hashsalt"] = "dldna-mask-graphs"  # stable ids between runs
-    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (searchable, smaller)
-    fig = plot_attention_graphs(("el", "gato", "negro", "salta"), ("the", "black", "cat"))
-    fig.savefig(OUT, format="svg", metadata={"Date": None})
-    print(f"escrito {OUT.name}")
-
-
 if __name__ == "__main__":
-    main()
+    save(plot_attention_graphs(("el", "gato", "negro", "salta"), ("the", "black", "cat")), __file__)

@@ -1,4 +1,4 @@
-"""Draw figures/multihead.svg: the split of Q, K, V into heads, the heads, and W_O.
+"""Draw dldna/diagrams/multihead.svg: the split of Q, K, V into heads, the heads, and W_O.
 
     python figures/multihead.py
 
@@ -11,9 +11,7 @@ heads of head_i · W_O,i, where W_O,i are the row blocks of W_O.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import matplotlib
+from common import save
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
@@ -21,7 +19,6 @@ from dldna.viz.style import PALETTE
 
 HEADS = 4
 COLORS = [PALETTE[i] for i in (0, 1, 2, 6)]  # orange, sky blue, green, purple
-OUT = Path(__file__).with_suffix(".svg")
 
 
 def striped(ax, x, y, w, h, n, label=None, vertical=True, fontsize=9):
@@ -112,12 +109,5 @@ def draw() -> Figure:
     return fig
 
 
-def main() -> None:
-    matplotlib.rcParams["svg.hashsalt"] = "dldna-multihead"  # stable ids between runs
-    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (searchable, smaller)
-    draw().savefig(OUT, format="svg", metadata={"Date": None})
-    print(f"escrito {OUT.name}")
-
-
 if __name__ == "__main__":
-    main()
+    save(draw(), __file__)

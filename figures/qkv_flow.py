@@ -1,4 +1,4 @@
-"""Draw figures/qkv_flow.svg: the flow of queries, keys and values.
+"""Draw dldna/diagrams/qkv_flow.svg: the flow of queries, keys and values.
 
     python figures/qkv_flow.py
 
@@ -10,13 +10,10 @@ re-running the script gives the same file.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import matplotlib
+from common import save
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-OUT = Path(__file__).with_suffix(".svg")
 ORANGE, SKY, GREEN, PURPLE, GREY = "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#DDDDDD"
 
 
@@ -65,11 +62,5 @@ def draw() -> Figure:
     return fig
 
 
-def main() -> None:
-    with matplotlib.rc_context({"svg.hashsalt": "dldna", "svg.fonttype": "path"}):
-        draw().savefig(OUT, format="svg", metadata={"Date": None})
-    print(f"escrito {OUT.name}")
-
-
 if __name__ == "__main__":
-    main()
+    save(draw(), __file__)

@@ -1,4 +1,4 @@
-"""Draw figures/transformer_arquitectura.svg: the encoder-decoder Transformer (Pre-LN).
+"""Draw dldna/diagrams/transformer_arquitectura.svg: the encoder-decoder Transformer (Pre-LN).
 
     python figures/transformer_arquitectura.py
 
@@ -14,15 +14,12 @@ paths are drawn as lines that skip each sub-layer.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import matplotlib
+from common import save
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from dldna.viz.style import PALETTE
 
-OUT = Path(__file__).with_suffix(".svg")
 ATTN = PALETTE[1]     # sky blue: attention
 FF = PALETTE[0]       # orange: feed-forward
 NORM = "#e8e8e8"      # grey: LayerNorm
@@ -154,12 +151,5 @@ def draw() -> Figure:
     return fig
 
 
-def main() -> None:
-    matplotlib.rcParams["svg.hashsalt"] = "dldna-transformer"  # stable ids between runs
-    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (searchable, smaller)
-    draw().savefig(OUT, format="svg", metadata={"Date": None})
-    print(f"escrito {OUT.name}")
-
-
 if __name__ == "__main__":
-    main()
+    save(draw(), __file__)

@@ -11,7 +11,8 @@ which the tests check instead of pixels.
 * :mod:`dldna.viz.attention`: heatmaps of attention weights (with masks),
   one row as bars, entropy per row;
 * :mod:`dldna.viz.positional`: waves, heatmap and similarity of positional
-  encodings, with an extensible registry of kinds.
+  encodings, with an extensible registry of kinds;
+* :mod:`dldna.viz.diagrams`: the book's diagrams (:func:`diagram`).
 """
 
 from dldna.viz import attention, positional, style
@@ -21,6 +22,7 @@ from dldna.viz.attention import (
     attention_row_bars,
     entropy_bars,
 )
+from dldna.viz.diagrams import diagram
 from dldna.viz.positional import (
     positional_heatmap,
     positional_panel,
@@ -42,6 +44,7 @@ __all__ = [
     "positional_similarity",
     "positional_waves",
     "PALETTE",
+    "diagram",
     "new_figure",
 ]
 

@@ -2,10 +2,12 @@
 
 The explorer shows *kinds* of positional information. A kind is a
 :class:`PositionalKind`: a Spanish label and a function
-``compute(n_positions, d_model, base) -> PositionalData``. Only
-``"sinusoidal"`` is registered here; a later chapter adds its own kind (RoPE,
-ALiBi...) with :func:`register_kind`, and every view (matplotlib and the
-static browser view of :mod:`dldna.widgets.positional`) draws it without
+``compute(n_positions, d_model, base) -> PositionalData``. Registered here:
+``"sinusoidal"``, ``"rope"`` (each pair of a unit vector turned by ``p·θ_i``;
+the similarity is RoPE's normalised score) and ``"alibi"`` (columns are heads,
+``-m_h·p``; the base plays no part). Other kinds can be added with
+:func:`register_kind`, and every view (matplotlib and the
+static browser view of :mod:`dldna.widgets.positional`) draws them without
 changes, because both only read :class:`PositionalData`:
 
 * ``table`` ``(n_positions, d_model)``: what the heatmap shows and whose
@@ -116,6 +118,72 @@ register_kind(
         label="sinusoidal (Vaswani et al., 2017)",
         compute=_sinusoidal,
         description="PE[p, 2i] = sen(p / base^(2i/d)), PE[p, 2i+1] = cos(p / base^(2i/d)).",
+    )
+)
+
+
+def _rope(n_positions: int, d_model: int, base: float) -> PositionalData:
+    # Pair i of the unit vector (1, 0, 1, 0, …) turned by p·θ_i: (cos pθ_i, sin pθ_i).
+    theta = _positional.frequencies(d_model, base)
+    angles = torch.arange(n_positions, dtype=torch.float64)[:, None] * theta[None, :]
+    table = np.empty((n_positions, d_model))
+    table[:, 0::2] = torch.cos(angles).numpy()
+    table[:, 1::2] = torch.sin(angles).numpy()
+    return PositionalData(
+        kind="rope",
+        label=KINDS["rope"].label,
+        d_model=d_model,
+        base=float(base),
+        table=table,
+        similarity=cosine_similarity_matrix(table),  # = mean of cos((j - p)·θ_i): RoPE's score
+        wavelengths=_positional.wavelengths(d_model, base).double().numpy(),
+        value_label="componente del par girado",
+        similarity_label="puntuación RoPE (normalizada)",
+        wave_labels=("x = cos", "y = sen"),
+    )
+
+
+def _alibi(n_positions: int, d_model: int, base: float) -> PositionalData:
+    # Columns are heads (d_model of them; ALiBi has no base): the bias -m_h·δ of a key δ places away.
+    _positional._check_sinusoidal_args(d_model, base)
+    slopes = _positional.alibi_slopes(d_model).double().numpy()
+    dist = np.arange(n_positions, dtype=np.float64)
+    table = -dist[:, None] * slopes[None, :]
+    similarity = -np.abs(dist[None, :] - dist[:, None]) * slopes.mean()
+    low = -float(n_positions - 1)  # every slope is ≤ 1
+    return PositionalData(
+        kind="alibi",
+        label=KINDS["alibi"].label,
+        d_model=d_model,
+        base=float(base),
+        table=table,
+        similarity=similarity,
+        wavelengths=None,
+        value_label="sesgo −m_h·distancia",
+        column_label="cabeza (d_model = número de cabezas)",
+        similarity_label="sesgo medio de las cabezas",
+        wave_labels=("cabeza par", "cabeza impar"),
+        value_range=(low, 0.0),
+        similarity_range=(low, 0.0),
+        extra={"slopes": slopes},
+    )
+
+
+register_kind(
+    PositionalKind(
+        name="rope",
+        label="RoPE, pares girados (Su et al., 2024)",
+        compute=_rope,
+        description="El par i gira p·θ_i, θ_i = base^(-2i/d); la similitud solo depende de la distancia.",
+    )
+)
+register_kind(
+    PositionalKind(
+        name="alibi",
+        label="ALiBi, sesgo por distancia (Press et al., 2022)",
+        compute=_alibi,
+        description="Columna h: sesgo −m_h·δ de una clave a δ posiciones; m_h = 2^(-8h/H). "
+                    "La base no interviene.",
     )
 )
 

@@ -1,0 +1,492 @@
+"""Shared pieces of every training task: special tokens, tokenizer, batches, evaluation.
+
+Every task of the book (copy, addition, parsing, translation...) is a
+sequence-to-sequence problem for the encoder-decoder Transformer of
+:mod:`dldna.transformer`. They all speak the same language, defined here:
+
+Special ids
+    ``PAD_ID = 0`` (padding, ignored by the loss and masked in attention),
+    ``BOS_ID = 1`` (beginning of sequence: the first input of the decoder),
+    ``EOS_ID = 2`` (end of sequence: the model writes it to stop). They are
+    the first three ids of every :class:`Tokenizer`; data tokens start at
+    ``N_SPECIAL = 3`` (or 4 when the tokenizer has an unknown-token ``<unk>``),
+    so a data token can never be mistaken for a special one.
+
+:class:`Tokenizer`
+    ``encode(text) -> list[int]`` and ``decode(ids) -> list[str]`` with an
+    exact round trip: ``tok.decode(tok.encode(text)) == tok.split(text)``.
+    ``decode`` stops at the first EOS and drops PAD and BOS, so it reads the
+    raw output of a decoder. ``separator=""`` splits text into characters
+    (``"12+7"`` → ``["1", "2", "+", "7"]``), ``separator=" "`` into words.
+
+Batches (teacher forcing)
+    :func:`make_batch` turns (source ids, target ids) pairs into a
+    :class:`Batch`: ``src`` ``(B, S)`` and ``tgt`` ``(B, T + 1)`` = BOS +
+    target + EOS, padded with ``PAD_ID`` on the right; ``tgt_in`` = BOS +
+    target (what the decoder reads) and ``tgt_out`` = target + EOS (what it
+    must predict, one step ahead) are its two shifted views.
+
+Evaluation
+    :func:`exact_match` decodes fresh sources with any ``decode_fn(src) ->
+    ids`` (greedy, beam...) and counts the sequences that match their target
+    exactly (everything up to EOS). :func:`greedy_decoder` builds such a
+    function for a model with ``encode``/``decode`` methods, with
+    :func:`dldna.decoding.greedy_decode`.
+
+Tasks and the benchmark
+    :class:`Task` is the small interface of a task (tokenizers, a generator of
+    fresh examples, a held-out test set never produced for training).
+    ``tools/bench.py`` (``make bench``) imports every module of the
+    :mod:`dldna.tasks` package and calls its ``benchmark(device=None)``
+    function when it has one; the function returns a :class:`BenchResult`.
+    To add a task to the benchmark, define ``benchmark`` in its module: no
+    other file needs to change.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "PAD_ID",
+    "BOS_ID",
+    "EOS_ID",
+    "N_SPECIAL",
+    "SPECIAL_TOKENS",
+    "UNK_TOKEN",
+    "Tokenizer",
+    "Example",
+    "Batch",
+    "pad_batch",
+    "make_batch",
+    "Task",
+    "EvalResult",
+    "exact_match",
+    "strip_output",
+    "greedy_decoder",
+    "BenchResult",
+    "benchmark_task",
+]
+
+PAD_ID = 0
+BOS_ID = 1
+EOS_ID = 2
+N_SPECIAL = 3
+#: The printable names of the special ids, in id order.
+SPECIAL_TOKENS: tuple[str, str, str] = ("<pad>", "<bos>", "<eos>")
+#: Optional fourth special token (id 3) for tokenizers of open vocabularies.
+UNK_TOKEN = "<unk>"
+
+
+# ---------------------------------------------------------------------------
+# Tokenizer
+# ---------------------------------------------------------------------------
+
+
+class Tokenizer:
+    """A fixed vocabulary: tokens (strings) to ids and back.
+
+    Ids ``0, 1, 2`` are PAD, BOS and EOS; with ``unk=True`` id ``3`` is
+    ``<unk>`` and unknown tokens map to it (otherwise they raise
+    ``ValueError``). The data tokens follow, in the order given.
+
+    Args:
+        tokens: the data tokens, each a non-empty string without the
+            separator, no repeats, none equal to a special token.
+        separator: how :meth:`split` cuts a text: ``""`` = one token per
+            character (spaces ignored), ``" "`` = words.
+        unk: add ``<unk>`` for tokens outside the vocabulary.
+
+    >>> tok = Tokenizer(list("0123456789+"), separator="")
+    >>> tok.encode("12+7")
+    [4, 5, 13, 10]
+    >>> tok.decode([1, 4, 5, 13, 10, 2, 0, 0])
+    ['1', '2', '+', '7']
+    """
+
+    def __init__(self, tokens: Iterable[str], *, separator: str = " ", unk: bool = False):
+        tokens = list(tokens)
+        specials = SPECIAL_TOKENS + ((UNK_TOKEN,) if unk else ())
+        seen: set[str] = set()
+        for t in tokens:
+            if not isinstance(t, str) or not t:
+                raise ValueError(f"Cada token debe ser un texto no vacío; se recibió {t!r}.")
+            if t in specials:
+                raise ValueError(
+                    f"El token {t!r} está reservado para los tokens especiales {list(specials)}; "
+                    "los tokens de datos deben ser distintos."
+                )
+            if separator and separator in t:
+                raise ValueError(f"El token {t!r} contiene el separador {separator!r}.")
+            if t in seen:
+                raise ValueError(f"El token {t!r} aparece dos veces en el vocabulario.")
+            seen.add(t)
+        self.separator = separator
+        self.unk = unk
+        self.itos: list[str] = list(specials) + tokens
+        self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
+        self.n_special = len(specials)
+
+    pad_id = PAD_ID
+    bos_id = BOS_ID
+    eos_id = EOS_ID
+
+    @property
+    def unk_id(self) -> int | None:
+        return 3 if self.unk else None
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    @property
+    def data_tokens(self) -> list[str]:
+        return self.itos[self.n_special:]
+
+    def __repr__(self) -> str:
+        shown = " ".join(self.data_tokens[:12]) + (" …" if len(self.data_tokens) > 12 else "")
+        return f"Tokenizer({len(self)} ids: {' '.join(self.itos[:self.n_special])} | {shown})"
+
+    def split(self, text: str | Sequence[str]) -> list[str]:
+        """Cut a text into tokens (a list of tokens is returned as a list)."""
+        if not isinstance(text, str):
+            return list(text)
+        if self.separator == "":
+            return [c for c in text if not c.isspace()]
+        return text.split(self.separator) if self.separator != " " else text.split()
+
+    def join(self, tokens: Sequence[str]) -> str:
+        return self.separator.join(tokens)
+
+    def token_to_id(self, token: str) -> int:
+        try:
+            return self.stoi[token]
+        except KeyError:
+            if self.unk:
+                return 3
+            raise ValueError(
+                f"El token {token!r} no está en el vocabulario ({len(self)} tokens: "
+                f"{' '.join(self.itos[:20])}{' …' if len(self) > 20 else ''})."
+            ) from None
+
+    def id_to_token(self, index: int) -> str:
+        if not 0 <= int(index) < len(self):
+            raise ValueError(
+                f"El id {index} no existe: el vocabulario tiene {len(self)} ids (0 a {len(self) - 1})."
+            )
+        return self.itos[int(index)]
+
+    def encode(self, text: str | Sequence[str], *, bos: bool = False, eos: bool = False) -> list[int]:
+        """Ids of ``text`` (a string, cut by :meth:`split`, or a list of tokens)."""
+        ids = [self.token_to_id(t) for t in self.split(text)]
+        return ([BOS_ID] if bos else []) + ids + ([EOS_ID] if eos else [])
+
+    def decode(self, ids: Iterable[int] | Tensor, *, keep_special: bool = False) -> list[str]:
+        """Tokens of ``ids``: stops at the first EOS, drops PAD and BOS.
+
+        With ``keep_special=True`` every id is shown, specials included.
+        """
+        if isinstance(ids, Tensor):
+            ids = ids.detach().cpu().flatten().tolist()
+        out = []
+        for i in ids:
+            i = int(i)
+            if not keep_special:
+                if i == EOS_ID:
+                    break
+                if i in (PAD_ID, BOS_ID):
+                    continue
+            out.append(self.id_to_token(i))
+        return out
+
+    def decode_text(self, ids: Iterable[int] | Tensor) -> str:
+        """:meth:`decode`, joined with the separator."""
+        return self.join(self.decode(ids))
+
+
+# ---------------------------------------------------------------------------
+# Examples and batches
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Example:
+    """One pair of a task, as tokens (``source``/``target``) and as text."""
+
+    source: tuple[str, ...]
+    target: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """What identifies the example for the train/test split: its source."""
+        return self.source
+
+
+@dataclass
+class Batch:
+    """A padded batch for teacher forcing.
+
+    ``src (B, S)``: source ids. ``tgt (B, T + 1)``: BOS, target ids, EOS, then
+    PAD: the layout :func:`dldna.training.seq2seq_loss` expects. Its two views
+    ``tgt_in = tgt[:, :-1]`` (what the decoder reads, starting with BOS) and
+    ``tgt_out = tgt[:, 1:]`` (what it must predict, one step ahead, ending in
+    EOS) have shape ``(B, T)``.
+    """
+
+    src: Tensor
+    tgt: Tensor
+
+    @property
+    def tgt_in(self) -> Tensor:
+        return self.tgt[:, :-1]
+
+    @property
+    def tgt_out(self) -> Tensor:
+        return self.tgt[:, 1:]
+
+    def to(self, device) -> Batch:
+        return Batch(self.src.to(device), self.tgt.to(device))
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of target tokens the loss counts (PAD excluded, EOS included)."""
+        return int((self.tgt_out != PAD_ID).sum())
+
+    def __len__(self) -> int:
+        return self.src.shape[0]
+
+
+def pad_batch(seqs: Sequence[Sequence[int]], length: int | None = None, pad_id: int = PAD_ID) -> Tensor:
+    """Stack id lists into a ``(B, L)`` long tensor, padding on the right."""
+    if not seqs:
+        raise ValueError("Hace falta al menos una secuencia para formar un lote.")
+    longest = max(len(s) for s in seqs)
+    length = longest if length is None else length
+    if length < longest:
+        raise ValueError(f"Una secuencia tiene {longest} tokens y no cabe en la longitud {length}.")
+    out = torch.full((len(seqs), length), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        if len(s):
+            out[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
+    return out
+
+
+def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Batch:
+    """Build a :class:`Batch` from ``(source ids, target ids)`` pairs (no specials in them)."""
+    src = pad_batch([s for s, _ in pairs])
+    tgt = pad_batch([[BOS_ID, *t, EOS_ID] for _, t in pairs])
+    return Batch(src, tgt)
+
+
+# ---------------------------------------------------------------------------
+# Tasks
+# ---------------------------------------------------------------------------
+
+
+class Task:
+    """A sequence-to-sequence task: two tokenizers and a generator of examples.
+
+    Subclasses set ``name``, ``src_tokenizer``, ``tgt_tokenizer`` and define
+    :meth:`sample` (one random :class:`Example` from a ``random.Random``).
+    :meth:`test_set` draws a held-out set with its own seed; :meth:`batch`
+    draws training batches that never contain a held-out source (it redraws
+    them), so the test examples are truly unseen.
+    """
+
+    name = "tarea"
+    src_tokenizer: Tokenizer
+    tgt_tokenizer: Tokenizer
+
+    def __init__(self) -> None:
+        self._held_out: set[tuple[str, ...]] = set()
+
+    # -- to define -------------------------------------------------------------
+    def sample(self, rng: random.Random) -> Example:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- provided ----------------------------------------------------------------
+    def encode(self, example: Example) -> tuple[list[int], list[int]]:
+        return self.src_tokenizer.encode(example.source), self.tgt_tokenizer.encode(example.target)
+
+    def examples(self, n: int, rng: random.Random, *, unique: bool = False,
+                 exclude: set | None = None) -> list[Example]:
+        """``n`` random examples; ``unique``: no repeated source; ``exclude``: keys to skip."""
+        out: list[Example] = []
+        seen: set[tuple[str, ...]] = set()
+        tries = 0
+        while len(out) < n:
+            tries += 1
+            if tries > 100 * n + 1000:
+                raise ValueError(
+                    f"No se pueden generar {n} ejemplos distintos de la tarea «{self.name}»: "
+                    "el espacio de ejemplos es demasiado pequeño."
+                )
+            ex = self.sample(rng)
+            if exclude and ex.key in exclude:
+                continue
+            if unique:
+                if ex.key in seen:
+                    continue
+                seen.add(ex.key)
+            out.append(ex)
+        return out
+
+    @property
+    def held_out(self) -> frozenset:
+        """Keys (sources) that :meth:`batch` never draws."""
+        return frozenset(self._held_out)
+
+    def hold_out(self, examples: Iterable[Example]) -> None:
+        """Keep these examples out of every training batch from now on."""
+        self._held_out.update(ex.key for ex in examples)
+
+    def test_set(self, n: int = 1000, seed: int = 12345) -> list[Example]:
+        """A fixed held-out set of ``n`` distinct examples; from now on
+        :meth:`batch` never draws them for training."""
+        examples = self.examples(n, random.Random(seed), unique=True)
+        self.hold_out(examples)
+        return examples
+
+    def batch(self, n: int, rng: random.Random) -> Batch:
+        """A fresh training batch of ``n`` examples, none of them held out."""
+        exs = self.examples(n, rng, exclude=self._held_out)
+        return make_batch([self.encode(ex) for ex in exs])
+
+    def batches(self, n: int, rng: random.Random) -> Iterable[Batch]:
+        """An endless stream of :meth:`batch` (the data never repeats on purpose)."""
+        while True:
+            yield self.batch(n, rng)
+
+    def format(self, tokens: Sequence[str], side: str = "tgt") -> str:
+        """Text of a token list as the chapter prints it."""
+        tok = self.src_tokenizer if side == "src" else self.tgt_tokenizer
+        return tok.join(tokens)
+
+
+# ---------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------
+
+
+def strip_output(ids: Sequence[int] | Tensor) -> list[int]:
+    """Ids of one generated sequence up to (not including) the first EOS,
+    without a leading BOS and without PAD."""
+    if isinstance(ids, Tensor):
+        ids = ids.detach().cpu().flatten().tolist()
+    out = []
+    for i in ids:
+        i = int(i)
+        if i == EOS_ID:
+            break
+        if i in (PAD_ID, BOS_ID):
+            continue
+        out.append(i)
+    return out
+
+
+@dataclass
+class EvalResult:
+    """What :func:`exact_match` found. ``accuracy`` in [0, 1]; ``predictions``
+    are token lists, in the order of the examples."""
+
+    accuracy: float
+    correct: int
+    total: int
+    predictions: list[list[str]] = field(repr=False)
+    examples: list[Example] = field(repr=False)
+
+    @property
+    def errors(self) -> list[tuple[Example, list[str]]]:
+        return [(ex, p) for ex, p in zip(self.examples, self.predictions, strict=True)
+                if list(ex.target) != p]
+
+    def __str__(self) -> str:
+        return f"exactitud {100 * self.accuracy:.1f} % ({self.correct}/{self.total})"
+
+
+DecodeFn = Callable[[Tensor], Tensor]
+
+
+def exact_match(task: Task, decode_fn: DecodeFn, examples: Sequence[Example], *,
+                batch_size: int = 500, device=None) -> EvalResult:
+    """Decode the sources of ``examples`` with ``decode_fn`` and compare with the targets.
+
+    Args:
+        decode_fn: ``src (B, S) -> ids (B, T)``; generated ids, with or
+            without a leading BOS; everything after the first EOS is ignored.
+        device: where ``src`` is sent (default: the CPU).
+
+    A prediction counts only if it equals the whole target (same tokens, same
+    length): exact match of the sequence, not of single tokens.
+    """
+    if not examples:
+        raise ValueError("No hay ejemplos que evaluar.")
+    preds: list[list[str]] = []
+    for start in range(0, len(examples), batch_size):
+        chunk = examples[start:start + batch_size]
+        src = pad_batch([task.src_tokenizer.encode(ex.source) for ex in chunk])
+        if device is not None:
+            src = src.to(device)
+        with torch.no_grad():
+            out = decode_fn(src)
+        for row in out:
+            preds.append(task.tgt_tokenizer.decode(strip_output(row)))
+    correct = sum(list(ex.target) == p for ex, p in zip(examples, preds, strict=True))
+    return EvalResult(correct / len(examples), correct, len(examples), preds, list(examples))
+
+
+def greedy_decoder(model, max_len: int) -> DecodeFn:
+    """A ``decode_fn`` for :func:`exact_match`: greedy decoding of ``model``
+    with :func:`dldna.decoding.greedy_decode` (at most ``max_len`` tokens, EOS
+    included; the model is put in eval mode while it decodes)."""
+    from dldna.decoding import greedy_decode
+
+    def run(src: Tensor) -> Tensor:
+        return greedy_decode(model, src, max_len, BOS_ID, EOS_ID, PAD_ID)
+
+    return run
+
+
+# ---------------------------------------------------------------------------
+# Benchmark
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class BenchResult:
+    """One row of ``make bench``: what a task's ``benchmark()`` returns."""
+
+    task: str
+    device: str
+    steps: int
+    wall_s: float
+    accuracy: float
+    note: str = ""
+
+
+def benchmark_task(task: Task, config, recipe, *, device=None, quick: bool = False,
+                   test_size: int = 1000, seed: int = 0, note: str = "") -> BenchResult:
+    """Train a fresh :class:`dldna.transformer.Transformer` of ``config`` on
+    ``task`` with ``recipe`` (:func:`dldna.training.fit`, no progress bar) and
+    measure the exact match of greedy decoding on ``test_size`` held-out
+    examples. ``quick``: 5 steps and 20 test examples, to check the plumbing.
+    The time is the training's wall time."""
+    import dataclasses
+
+    from dldna import runtime, training
+    from dldna.transformer import Transformer
+
+    if quick:
+        recipe = dataclasses.replace(recipe, steps=5, warmup=2, eval_every=0)
+        test_size = 20
+    dev = runtime.get_device() if device is None else runtime.get_device(str(device))
+    test = task.test_set(test_size)
+    runtime.seed_everything(seed)
+    model = Transformer(config)
+    result = training.fit(model, task, recipe, device=dev, seed=seed, progress=False)
+    score = exact_match(task, greedy_decoder(model, task.max_target_len), test, device=dev)
+    return BenchResult(task.name, dev.type, recipe.steps, result.wall_s, score.accuracy, note)

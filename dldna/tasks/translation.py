@@ -1,0 +1,665 @@
+"""Toy translation Spanish → English from a small grammar (chapter 7d).
+
+The grammar is small enough to learn in a minute on a laptop CPU, and has
+three things that make translation more than word-for-word substitution:
+
+* **reordering**: the Spanish adjective follows its noun, the English one
+  precedes it: ``el gato negro`` → ``the black cat``;
+* **agreement that English drops** (many-to-one): Spanish articles and
+  adjectives agree in gender and number with the noun, English ones do not:
+  ``el gato negro``, ``la gata negra``, ``los gatos negros``, ``las gatas
+  negras`` → ``the black cat(s)``; a direct object that is a person or an
+  animal takes the preposition ``a`` (``al`` = ``a`` + ``el``), which English
+  does not write;
+* **one word, two words**: a negation ``no come`` becomes ``does not eat``:
+  the number agreement moves from the verb to the auxiliary ``does``/``do``
+  and the verb takes its base form;
+* **looking ahead**: the English indefinite article is ``a`` or ``an``
+  depending on the sound of the *next English word*, which can be the
+  adjective that comes *after* the noun in Spanish: ``un elefante negro`` →
+  ``a black elephant`` but ``un elefante viejo`` → ``an old elephant``.
+
+Sentences are ``subject [no] verb [object]``; a noun phrase is
+``article noun [adjective]`` (Spanish) / ``article [adjective] noun``
+(English). :class:`Sentence` is the structure both languages are rendered
+from (:meth:`Sentence.spanish`, :meth:`Sentence.english`);
+:func:`parse_spanish` reads a Spanish sentence back into it, so
+:func:`translate` gives the reference translation of any sentence of the
+grammar, and :meth:`Sentence.alignment` says which Spanish words each English
+word comes from.
+
+:class:`TranslationTask` plugs the grammar into :mod:`dldna.tasks.base`
+(word tokenizers, held-out sentences never drawn for training), and
+:func:`benchmark` trains the chapter's model for ``make bench``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from dldna.tasks.base import PAD_ID, Batch, BenchResult, Example, Task, Tokenizer
+
+__all__ = [
+    "NOUNS",
+    "ADJECTIVES",
+    "VERBS",
+    "Noun",
+    "Adjective",
+    "Verb",
+    "NounPhrase",
+    "Sentence",
+    "TranslationTask",
+    "parse_spanish",
+    "translate",
+    "GrammarError",
+    "model_config",
+    "translation_loss",
+    "TranslationRun",
+    "train_translation",
+    "AttentionRecord",
+    "attention_record",
+    "alignment_accuracy",
+    "benchmark",
+]
+
+
+# ---------------------------------------------------------------------------
+# Lexicon
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Noun:
+    """A Spanish noun with its gender, and its English forms."""
+
+    es: str
+    es_plural: str
+    feminine: bool
+    en: str
+    en_plural: str
+
+
+@dataclass(frozen=True)
+class Adjective:
+    """A Spanish adjective (masculine singular, feminine singular and the two
+    plurals; invariable ones repeat), and its English form."""
+
+    es: tuple[str, str, str, str]  # m. sg., f. sg., m. pl., f. pl.
+    en: str
+
+    def form(self, feminine: bool, plural: bool) -> str:
+        return self.es[2 * plural + feminine]
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A verb: Spanish 3rd person singular/plural, English 3rd person singular/plural."""
+
+    es: str
+    es_plural: str
+    en: str
+    en_plural: str
+    transitive: bool
+
+
+#: Every noun is animate, so it can be a subject and (with «a») a direct object.
+#: Pairs such as gato/gata collapse in English; some plurals are irregular
+#: (mouse/mice, man/men) or invariable (fish, sheep).
+NOUNS: tuple[Noun, ...] = (
+    Noun("gato", "gatos", False, "cat", "cats"),
+    Noun("gata", "gatas", True, "cat", "cats"),
+    Noun("perro", "perros", False, "dog", "dogs"),
+    Noun("perra", "perras", True, "dog", "dogs"),
+    Noun("niño", "niños", False, "boy", "boys"),
+    Noun("niña", "niñas", True, "girl", "girls"),
+    Noun("hombre", "hombres", False, "man", "men"),
+    Noun("mujer", "mujeres", True, "woman", "women"),
+    Noun("ratón", "ratones", False, "mouse", "mice"),
+    Noun("pez", "peces", False, "fish", "fish"),
+    Noun("oveja", "ovejas", True, "sheep", "sheep"),
+    Noun("vaca", "vacas", True, "cow", "cows"),
+    Noun("caballo", "caballos", False, "horse", "horses"),
+    Noun("elefante", "elefantes", False, "elephant", "elephants"),
+    Noun("búho", "búhos", False, "owl", "owls"),
+    Noun("abeja", "abejas", True, "bee", "bees"),
+)
+
+ADJECTIVES: tuple[Adjective, ...] = (
+    Adjective(("negro", "negra", "negros", "negras"), "black"),
+    Adjective(("blanco", "blanca", "blancos", "blancas"), "white"),
+    Adjective(("pequeño", "pequeña", "pequeños", "pequeñas"), "small"),
+    Adjective(("grande", "grande", "grandes", "grandes"), "big"),
+    Adjective(("viejo", "vieja", "viejos", "viejas"), "old"),
+    Adjective(("gris", "gris", "grises", "grises"), "grey"),
+    Adjective(("amarillo", "amarilla", "amarillos", "amarillas"), "yellow"),
+    Adjective(("enorme", "enorme", "enormes", "enormes"), "enormous"),
+)
+
+VERBS: tuple[Verb, ...] = (
+    Verb("come", "comen", "eats", "eat", False),
+    Verb("duerme", "duermen", "sleeps", "sleep", False),
+    Verb("corre", "corren", "runs", "run", False),
+    Verb("salta", "saltan", "jumps", "jump", False),
+    Verb("canta", "cantan", "sings", "sing", False),
+    Verb("ve", "ven", "sees", "see", True),
+    Verb("sigue", "siguen", "follows", "follow", True),
+    Verb("mira", "miran", "watches", "watch", True),
+    Verb("muerde", "muerden", "bites", "bite", True),
+)
+
+_VOWEL_SOUND = ("a", "e", "i", "o", "u")
+
+
+def _article_es(definite: bool, feminine: bool, plural: bool) -> str:
+    table = {(True, False): ("el", "los"), (True, True): ("la", "las"),
+             (False, False): ("un", "unos"), (False, True): ("una", "unas")}
+    return table[definite, feminine][plural]
+
+
+# ---------------------------------------------------------------------------
+# Structure
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NounPhrase:
+    """``article noun [adjective]``: definite or not, singular or plural."""
+
+    noun: Noun
+    plural: bool
+    definite: bool
+    adjective: Adjective | None = None
+
+    def spanish(self) -> list[str]:
+        n = self.noun
+        words = [_article_es(self.definite, n.feminine, self.plural),
+                 n.es_plural if self.plural else n.es]
+        if self.adjective is not None:
+            words.append(self.adjective.form(n.feminine, self.plural))
+        return words
+
+    def english(self) -> list[str]:
+        noun = self.noun.en_plural if self.plural else self.noun.en
+        rest = ([self.adjective.en] if self.adjective is not None else []) + [noun]
+        if self.definite:
+            article = "the"
+        elif self.plural:
+            article = "some"
+        else:
+            article = "an" if rest[0].startswith(_VOWEL_SOUND) else "a"
+        return [article, *rest]
+
+    def alignment(self) -> list[list[int]]:
+        """For each English word, the Spanish positions (within the phrase) it comes from."""
+        adj = [[2]] if self.adjective is not None else []
+        return [[0], *adj, [1]]
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """``subject [no] verb [object]``, the structure both languages are written from."""
+
+    subject: NounPhrase
+    verb: Verb
+    object: NounPhrase | None = None
+    negated: bool = False
+
+    def __post_init__(self) -> None:
+        if self.verb.transitive != (self.object is not None):
+            raise ValueError(
+                f"El verbo «{self.verb.es}» {'necesita' if self.verb.transitive else 'no admite'} "
+                "complemento directo."
+            )
+
+    def spanish(self) -> list[str]:
+        words = self.subject.spanish() + (["no"] if self.negated else [])
+        words.append(self.verb.es_plural if self.subject.plural else self.verb.es)
+        if self.object is not None:
+            obj = self.object.spanish()
+            if obj[0] == "el":  # a + el = al
+                words += ["al", *obj[1:]]
+            else:
+                words += ["a", *obj]
+        return words
+
+    def english(self) -> list[str]:
+        words = self.subject.english()
+        if self.negated:  # does/do carries the agreement; the verb takes its base form
+            words += ["do" if self.subject.plural else "does", "not", self.verb.en_plural]
+        else:
+            words.append(self.verb.en_plural if self.subject.plural else self.verb.en)
+        if self.object is not None:
+            words += self.object.english()
+        return words
+
+    def alignment(self) -> list[list[int]]:
+        """For each English word, the positions of the Spanish words it translates.
+
+        ``the`` of a definite object after ``al`` points at ``al``; after ``a``
+        it points at both ``a`` and the article (the preposition has no English
+        word of its own). In a negation, ``does``/``do`` points at ``no`` and
+        the verb (it exists because of the first and agrees like the second).
+        """
+        out = self.subject.alignment()
+        n_subj = len(self.subject.spanish())
+        verb = n_subj + self.negated
+        if self.negated:
+            out += [[n_subj, verb], [n_subj], [verb]]
+        else:
+            out.append([verb])
+        if self.object is not None:
+            start = verb + 1
+            obj = self.object.alignment()
+            if self.object.spanish()[0] == "el":  # «al» is one word: shift by 0
+                out += [[start + i for i in pos] for pos in obj]
+            else:  # «a» + article: the article of English takes both
+                shifted = [[start + 1 + i for i in pos] for pos in obj]
+                shifted[0] = [start, start + 1]
+                out += shifted
+        return out
+
+
+def random_phrase(rng: random.Random, adjective_p: float = 0.5) -> NounPhrase:
+    return NounPhrase(
+        noun=rng.choice(NOUNS),
+        plural=rng.random() < 0.5,
+        definite=rng.random() < 0.5,
+        adjective=rng.choice(ADJECTIVES) if rng.random() < adjective_p else None,
+    )
+
+
+def random_sentence(rng: random.Random, adjective_p: float = 0.5,
+                    transitive_p: float = 0.5, negation_p: float = 0.25) -> Sentence:
+    subject = random_phrase(rng, adjective_p)
+    negated = rng.random() < negation_p
+    transitive = rng.random() < transitive_p
+    verb = rng.choice([v for v in VERBS if v.transitive == transitive])
+    obj = random_phrase(rng, adjective_p) if transitive else None
+    return Sentence(subject, verb, obj, negated)
+
+
+# ---------------------------------------------------------------------------
+# Parsing (the reference translation of any sentence of the grammar)
+# ---------------------------------------------------------------------------
+
+_ARTICLES = {_article_es(d, f, p): (d, f, p)
+             for d in (True, False) for f in (True, False) for p in (True, False)}
+_NOUN_FORMS = {**{n.es: (n, False) for n in NOUNS}, **{n.es_plural: (n, True) for n in NOUNS}}
+_VERB_FORMS = {**{v.es: (v, False) for v in VERBS}, **{v.es_plural: (v, True) for v in VERBS}}
+
+
+class GrammarError(ValueError):
+    """A Spanish text that the toy grammar does not generate."""
+
+
+def _phrase(words: list[str], i: int, after_al: bool = False) -> tuple[NounPhrase, int]:
+    if after_al:
+        definite, feminine, plural = True, False, False
+    else:
+        if i >= len(words) or words[i] not in _ARTICLES:
+            found = words[i] if i < len(words) else "el final de la frase"
+            raise GrammarError(f"Se esperaba un artículo (el, la, los, las, un, una, unos, unas) "
+                               f"en la posición {i}; hay «{found}».")
+        definite, feminine, plural = _ARTICLES[words[i]]
+        i += 1
+    if i >= len(words) or words[i] not in _NOUN_FORMS:
+        found = words[i] if i < len(words) else "el final de la frase"
+        raise GrammarError(f"Se esperaba un sustantivo en la posición {i}; hay «{found}».")
+    noun, noun_plural = _NOUN_FORMS[words[i]]
+    if noun_plural != plural or noun.feminine != feminine:
+        raise GrammarError(f"«{words[i]}» no concuerda en género o número con su artículo.")
+    i += 1
+    adjective = None
+    if i < len(words):
+        for adj in ADJECTIVES:
+            if words[i] in adj.es:
+                if adj.form(feminine, plural) != words[i]:
+                    raise GrammarError(f"El adjetivo «{words[i]}» no concuerda con «{noun.es}».")
+                adjective = adj
+                i += 1
+                break
+    return NounPhrase(noun, plural, definite, adjective), i
+
+
+def parse_spanish(text: str | Sequence[str]) -> Sentence:
+    """Read a sentence of the grammar (text or list of words) into a :class:`Sentence`.
+
+    Raises :class:`GrammarError` (a ``ValueError``) with a Spanish message
+    saying where the sentence leaves the grammar.
+    """
+    words = text.lower().split() if isinstance(text, str) else [w.lower() for w in text]
+    subject, i = _phrase(words, 0)
+    negated = i < len(words) and words[i] == "no"
+    i += negated
+    if i >= len(words) or words[i] not in _VERB_FORMS:
+        found = words[i] if i < len(words) else "el final de la frase"
+        raise GrammarError(f"Se esperaba un verbo en la posición {i}; hay «{found}».")
+    verb, verb_plural = _VERB_FORMS[words[i]]
+    if verb_plural != subject.plural:
+        raise GrammarError(f"El verbo «{words[i]}» no concuerda en número con el sujeto.")
+    i += 1
+    obj = None
+    if verb.transitive:
+        if i >= len(words) or words[i] not in ("a", "al"):
+            raise GrammarError(f"«{verb.es}» lleva complemento con «a» o «al» (ve al perro, ve a la vaca).")
+        if words[i] == "a" and i + 1 < len(words) and words[i + 1] == "el":
+            raise GrammarError("Se escribe «al», no «a el» (ve al perro).")
+        obj, i = _phrase(words, i + 1, after_al=words[i] == "al")
+    if i != len(words):
+        raise GrammarError(f"Sobran palabras desde la posición {i}: «{' '.join(words[i:])}».")
+    return Sentence(subject, verb, obj, negated)
+
+
+def translate(text: str | Sequence[str]) -> str:
+    """The reference English translation of a Spanish sentence of the grammar.
+
+    >>> translate("un elefante viejo come")
+    'an old elephant eats'
+    >>> translate("las gatas negras ven al ratón")
+    'the black cats see the mouse'
+    """
+    return " ".join(parse_spanish(text).english())
+
+
+# ---------------------------------------------------------------------------
+# The task
+# ---------------------------------------------------------------------------
+
+
+def _spanish_vocabulary() -> list[str]:
+    words = list(dict.fromkeys(
+        [_article_es(d, f, p) for d in (True, False) for f in (False, True) for p in (False, True)]
+        + ["a", "al", "no"]
+        + [w for n in NOUNS for w in (n.es, n.es_plural)]
+        + [w for a in ADJECTIVES for w in a.es]
+        + [w for v in VERBS for w in (v.es, v.es_plural)]
+    ))
+    return words
+
+
+def _english_vocabulary() -> list[str]:
+    return list(dict.fromkeys(
+        ["the", "a", "an", "some", "does", "do", "not"]
+        + [w for n in NOUNS for w in (n.en, n.en_plural)]
+        + [a.en for a in ADJECTIVES]
+        + [w for v in VERBS for w in (v.en, v.en_plural)]
+    ))
+
+
+class TranslationTask(Task):
+    """Spanish → English sentences of the toy grammar, as word tokens.
+
+    ``adjective_p``: probability that a noun phrase has an adjective;
+    ``transitive_p``: probability of a ``subject verb object`` sentence;
+    ``negation_p``: probability of a negated sentence (``no`` → ``does not``).
+    :meth:`~dldna.tasks.base.Task.test_set` holds sentences out: training
+    batches never contain their Spanish side.
+    """
+
+    name = "traducción"
+
+    def __init__(self, adjective_p: float = 0.5, transitive_p: float = 0.5, negation_p: float = 0.25):
+        super().__init__()
+        for value, what in ((adjective_p, "adjective_p"), (transitive_p, "transitive_p"),
+                            (negation_p, "negation_p")):
+            if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ValueError(f"{what} es una probabilidad: debe estar entre 0 y 1; se recibió {value!r}.")
+        self.adjective_p = adjective_p
+        self.transitive_p = transitive_p
+        self.negation_p = negation_p
+        self.src_tokenizer = Tokenizer(_spanish_vocabulary(), separator=" ")
+        self.tgt_tokenizer = Tokenizer(_english_vocabulary(), separator=" ")
+
+    #: Longest Spanish sentence (art noun adj no verb a art noun adj) and English
+    #: one plus EOS (art adj noun does not verb art adj noun EOS).
+    max_source_len = 9
+    max_target_len = 10
+
+    def sentence(self, rng: random.Random) -> Sentence:
+        return random_sentence(rng, self.adjective_p, self.transitive_p, self.negation_p)
+
+    def sample(self, rng: random.Random) -> Example:
+        s = self.sentence(rng)
+        return Example(tuple(s.spanish()), tuple(s.english()))
+
+    def n_sentences(self) -> int:
+        """How many different sentences the grammar can generate."""
+        phrases = len(NOUNS) * 2 * 2 * (1 + len(ADJECTIVES))
+        intrans = sum(not v.transitive for v in VERBS)
+        return 2 * (phrases * intrans + phrases * (len(VERBS) - intrans) * phrases)
+
+
+# ---------------------------------------------------------------------------
+# Training the chapter's model
+# ---------------------------------------------------------------------------
+
+
+def model_config(task: TranslationTask, device=None):
+    """The Transformer of the chapter for ``task``: small on a CPU, larger on a GPU
+    (:func:`dldna.runtime.size_for_device`)."""
+    from dldna.runtime import size_for_device
+    from dldna.transformer import TransformerConfig
+
+    common = dict(src_vocab=len(task.src_tokenizer), tgt_vocab=len(task.tgt_tokenizer), max_len=16,
+                  pad_id=PAD_ID)
+    return size_for_device(
+        cpu=TransformerConfig(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
+                              d_ff=128, dropout=0.0, **common),
+        gpu=TransformerConfig(d_model=128, n_heads=8, n_encoder_layers=3, n_decoder_layers=3,
+                              d_ff=512, dropout=0.1, **common),
+        device=device,
+    )
+
+
+def translation_loss(model, batch: Batch, smoothing: float = 0.1):
+    """Teacher forcing with label smoothing: the decoder reads ``tgt_in`` and must predict ``tgt_out``."""
+    from dldna.training import LabelSmoothingLoss
+
+    return LabelSmoothingLoss(smoothing, ignore_index=PAD_ID)(model(batch.src, batch.tgt_in),
+                                                              batch.tgt_out)
+
+
+@dataclass
+class TranslationRun:
+    """What :func:`train_translation` returns.
+
+    ``curve``: ``(step, seconds since the start, held-out accuracy)`` at every
+    evaluation; ``snapshots``: ``step -> state_dict`` copies taken during
+    training (to study a half-trained model); ``accuracy``: the final
+    held-out sentence accuracy (greedy decoding, exact match).
+    """
+
+    model: object
+    task: TranslationTask
+    test: list[Example]
+    history: object
+    curve: list[tuple[int, float, float]]
+    snapshots: dict[int, dict]
+    seconds: float
+    device: object
+
+    @property
+    def accuracy(self) -> float:
+        return self.curve[-1][2]
+
+    @property
+    def steps(self) -> int:
+        return self.history.steps
+
+    @property
+    def held_out(self) -> int:
+        return len(self.test)
+
+    def seconds_to(self, accuracy: float) -> float | None:
+        """Wall time until an evaluation first reached ``accuracy`` (None if never)."""
+        return next((t for _, t, a in self.curve if a >= accuracy), None)
+
+
+def train_translation(*, steps: int | None = None, batch_size: int | None = None, seed: int = 0,
+                      device=None, held_out: int = 1000, eval_every: int = 50,
+                      snapshot_steps: Sequence[int] = (), warmup: int = 40, factor: float = 0.1,
+                      config=None, on_eval=None) -> TranslationRun:
+    """Train the chapter's Transformer on :class:`TranslationTask` and evaluate it.
+
+    The held-out set (``held_out`` sentences, drawn first) is never used for
+    training. Adam with the Noam schedule (:func:`dldna.training.noam_optimizer`),
+    label smoothing 0.1, fresh batches at every step. Every ``eval_every``
+    steps (and at the end) the held-out accuracy is measured with greedy
+    decoding; ``on_eval(step, seconds, loss, accuracy)`` is called then.
+    Deterministic on the CPU for a given ``seed``.
+    """
+    from dldna import runtime
+    from dldna.tasks.base import exact_match, greedy_decoder
+    from dldna.training import noam_optimizer, train_steps
+    from dldna.transformer import Transformer
+
+    device = runtime.get_device(device) if not isinstance(device, torch.device) else device
+    steps = runtime.size_for_device(cpu=300, gpu=1500, device=device) if steps is None else steps
+    batch_size = runtime.size_for_device(cpu=64, gpu=256, device=device) if batch_size is None else batch_size
+    task = TranslationTask()
+    test = task.test_set(held_out)
+    runtime.seed_everything(seed)
+    model = Transformer(config if config is not None else model_config(task, device)).to(device)
+    optimizer, scheduler = noam_optimizer(model.parameters(), model.config.d_model, warmup, factor)
+    rng = random.Random(seed)
+    decode = greedy_decoder(model, task.max_target_len)
+    curve: list[tuple[int, float, float]] = []
+    snapshots: dict[int, dict] = {}
+    wanted = set(snapshot_steps)
+    start = time.perf_counter()
+
+    def evaluate(step: int, loss: float) -> None:
+        acc = exact_match(task, decode, test, device=device).accuracy
+        model.train()
+        seconds = time.perf_counter() - start
+        curve.append((step, seconds, acc))
+        if on_eval is not None:
+            on_eval(step, seconds, loss, acc)
+
+    def after(step: int, loss: float) -> None:
+        done = step + 1
+        if done in wanted:
+            snapshots[done] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        if done % eval_every == 0 or done == steps:
+            evaluate(done, loss)
+
+    history = train_steps(model, lambda _: task.batch(batch_size, rng).to(device), optimizer,
+                          steps=steps, loss_fn=translation_loss, scheduler=scheduler, on_step=after)
+    model.eval()
+    return TranslationRun(model, task, test, history, curve, snapshots,
+                          time.perf_counter() - start, device)
+
+
+# ---------------------------------------------------------------------------
+# Looking at a trained model's attention
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class AttentionRecord:
+    """Every attention weight of one translation, ready to plot or explore.
+
+    ``in_tokens`` are the decoder's inputs (``<bos>`` and the English words),
+    ``out_tokens`` the words they produced (the English words and ``<eos>``):
+    row ``i`` of ``decoder``/``cross`` is the query that produced
+    ``out_tokens[i]``. Shapes: ``encoder (L, H, S, S)``, ``decoder (L, H, T, T)``,
+    ``cross (L, H, T, S)``.
+    """
+
+    src_tokens: list[str]
+    in_tokens: list[str]
+    out_tokens: list[str]
+    encoder: torch.Tensor
+    decoder: torch.Tensor
+    cross: torch.Tensor
+
+    def explorer_maps(self) -> dict:
+        """The three kinds for :func:`dldna.widgets.model_attention_explorer`."""
+        from dldna.widgets import AttentionMaps
+
+        n = len(self.in_tokens)
+        return {
+            "cross": AttentionMaps(self.cross, [f"→{t}" for t in self.out_tokens], self.src_tokens),
+            "encoder": AttentionMaps(self.encoder, self.src_tokens),
+            "decoder": AttentionMaps(self.decoder, self.in_tokens,
+                                     mask=torch.ones(n, n, dtype=torch.bool).tril()),
+        }
+
+
+def attention_record(model, task: TranslationTask, spanish: str | Sequence[str],
+                     english: str | Sequence[str] | None = None) -> AttentionRecord:
+    """Run ``model`` on one sentence and collect its attention weights.
+
+    Without ``english`` the model's own greedy translation is used; with it,
+    that translation is fed to the decoder (teacher forcing).
+    """
+    from dldna.decoding import greedy_decode
+    from dldna.tasks.base import BOS_ID, EOS_ID, strip_output
+
+    src_tok, tgt_tok = task.src_tokenizer, task.tgt_tokenizer
+    device = next(model.parameters()).device
+    src = torch.tensor([src_tok.encode(spanish)], device=device)
+    if english is None:
+        out_ids = strip_output(greedy_decode(model, src, task.max_target_len, BOS_ID, EOS_ID)[0])
+    else:
+        out_ids = tgt_tok.encode(english)
+    training = model.training
+    model.eval()
+    with torch.no_grad():
+        model(src, torch.tensor([[BOS_ID, *out_ids]], device=device))
+        maps = model.attention_maps()
+    model.train(training)
+    stack = {k: torch.stack([m[0] for m in v]).cpu() for k, v in maps.items()}
+    words = tgt_tok.decode(out_ids)
+    return AttentionRecord(src_tok.split(spanish), ["<bos>", *words], [*words, "<eos>"],
+                           stack["encoder"], stack["decoder"], stack["cross"])
+
+
+def alignment_accuracy(model, task: TranslationTask, examples: Sequence[Example]) -> torch.Tensor:
+    """How often each cross-attention head looks at the right Spanish word.
+
+    For every English word of every example (teacher forcing on the
+    reference translation, ``<eos>`` excluded), a head *hits* when its
+    largest weight falls on one of the Spanish words that the grammar aligns
+    with that word (:meth:`Sentence.alignment`). Returns the hit rate of each
+    head, ``(layers, heads)``.
+    """
+    from dldna.tasks.base import make_batch
+
+    device = next(model.parameters()).device
+    batch = make_batch([task.encode(ex) for ex in examples]).to(device)
+    training = model.training
+    model.eval()
+    with torch.no_grad():
+        model(batch.src, batch.tgt_in)
+        cross = torch.stack(model.attention_maps()["cross"]).cpu()  # (L, B, H, T, S)
+    model.train(training)
+    gold = torch.zeros(cross.shape[1], cross.shape[3], cross.shape[4], dtype=torch.bool)
+    counted = torch.zeros(cross.shape[1], cross.shape[3], dtype=torch.bool)
+    for b, ex in enumerate(examples):
+        for i, cols in enumerate(parse_spanish(ex.source).alignment()):
+            gold[b, i, cols] = True
+            counted[b, i] = True
+    pick = cross.argmax(dim=-1)  # (L, B, H, T)
+    hit = gold[None, :, None].expand(cross.shape[0], -1, cross.shape[2], -1, -1).gather(
+        -1, pick[..., None])[..., 0]
+    mask = counted[None, :, None].expand_as(hit)
+    return (hit & mask).sum(dim=(1, 3)).float() / mask.sum(dim=(1, 3)).float()
+
+
+# ---------------------------------------------------------------------------
+# Benchmark (``make bench``)
+# ---------------------------------------------------------------------------
+
+
+def benchmark(device=None) -> BenchResult:
+    """Train the chapter's translation model and measure held-out sentence accuracy."""
+    run = train_translation(device=device)
+    return BenchResult(task="traducción es→en", device=str(run.device), steps=run.steps,
+                       wall_s=run.seconds, accuracy=run.accuracy,
+                       note=f"exactitud de frase, {run.held_out} frases nunca vistas (voraz)")

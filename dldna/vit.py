@@ -1,0 +1,734 @@
+"""The Vision Transformer (Dosovitskiy et al., 2021) on scikit-learn's 8×8 digits.
+
+An image becomes a sequence: it is cut into ``p × p`` patches, each patch is
+flattened and projected to ``d_model`` (the same numbers as a convolution
+whose kernel and stride are ``p``), a learnable class token ``[CLS]`` is put
+in front, learned position embeddings are added, and the encoder stack of
+:mod:`dldna.transformer` (the very same :class:`~dldna.transformer.Encoder`
+as the text Transformer) mixes the tokens. A linear head reads the class
+from the final vector of ``[CLS]``.
+
+Contents:
+
+* :func:`patchify` / :func:`unpatchify`: images ``(B, C, H, W)`` ↔ patch
+  vectors ``(B, N, C·p·p)``, patches numbered row by row;
+* :class:`PatchEmbedding` (``kind="linear"`` or ``"conv"``, with
+  :meth:`PatchEmbedding.convert` to move the weights from one form to the other);
+* :class:`ViTConfig` (validated, Spanish messages) and :class:`VisionTransformer`;
+* the data: :func:`load_digits_split` (a fixed stratified split of the 1 797
+  bundled digits, no download) and :class:`DigitsSplit`;
+* the baselines :class:`TinyCNN` and :class:`MLP`;
+* training: :class:`FitSettings`, :func:`fit` (built on
+  :func:`dldna.training.train_steps`) and :func:`accuracy`;
+* looking inside: :func:`cls_attention`, :func:`attention_rollout` (Abnar &
+  Zuidema, 2020), :func:`position_similarity`, :func:`neighbour_agreement`;
+* the cost of a patch size, :func:`patch_cost`, and Swin's windows,
+  :func:`window_mask`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+from dldna import runtime
+from dldna.training import History, LabelSmoothingLoss, train_steps
+from dldna.transformer import ACTIVATIONS, Encoder, PositionalEncoding
+
+__all__ = [
+    "patchify",
+    "unpatchify",
+    "PatchEmbedding",
+    "ViTConfig",
+    "VisionTransformer",
+    "DigitsSplit",
+    "load_digits_split",
+    "TinyCNN",
+    "MLP",
+    "FitSettings",
+    "FitResult",
+    "fit",
+    "accuracy",
+    "cls_attention",
+    "attention_rollout",
+    "position_similarity",
+    "neighbour_agreement",
+    "patch_cost",
+    "window_mask",
+]
+
+
+# ---------------------------------------------------------------------------
+# Checks (Spanish messages: a reader calls these functions directly)
+# ---------------------------------------------------------------------------
+
+
+def _check_int(value, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        what = "positivo" if minimum == 1 else f"mayor o igual que {minimum}"
+        raise ValueError(f"{name} debe ser un entero {what}; se recibió {value!r}.")
+    return int(value)
+
+
+def _check_images(images, name: str = "Las imágenes") -> Tensor:
+    if not isinstance(images, Tensor) or images.dim() != 4 or not images.dtype.is_floating_point:
+        got = (f"forma {tuple(images.shape)} y tipo {images.dtype}" if isinstance(images, Tensor)
+               else type(images).__name__)
+        raise ValueError(
+            f"{name} deben ser un tensor de coma flotante (batch, canales, alto, ancho); se recibió "
+            f"{got}. Para una sola imagen de 8×8 usa imagen.view(1, 1, 8, 8)."
+        )
+    return images
+
+
+def _check_divisible(height: int, width: int, patch_size: int) -> None:
+    if height % patch_size or width % patch_size:
+        valid = [p for p in range(1, min(height, width) + 1) if height % p == 0 and width % p == 0]
+        raise ValueError(
+            f"El tamaño de parche {patch_size} no divide a la imagen de {height}×{width}: los parches "
+            f"deben cubrirla sin solaparse ni sobrar píxeles. Tamaños válidos: {valid}."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Patches
+# ---------------------------------------------------------------------------
+
+
+def patchify(images: Tensor, patch_size: int) -> Tensor:
+    """Cut images into non-overlapping ``p × p`` patches and flatten each one.
+
+    Patches are numbered row by row (patch ``k`` is at grid row ``k // (W/p)``,
+    column ``k % (W/p)``); inside a patch the values are ordered
+    channel, row, column, the layout of a ``Conv2d`` kernel.
+
+    Shapes: ``(B, C, H, W)`` → ``(B, (H/p)·(W/p), C·p·p)``.
+    """
+    images = _check_images(images)
+    p = _check_int(patch_size, "patch_size (tamaño del parche)")
+    b, c, h, w = images.shape
+    _check_divisible(h, w, p)
+    x = images.reshape(b, c, h // p, p, w // p, p)
+    x = x.permute(0, 2, 4, 1, 3, 5)  # (B, H/p, W/p, C, p, p)
+    return x.reshape(b, (h // p) * (w // p), c * p * p)
+
+
+def unpatchify(patches: Tensor, patch_size: int, height: int, width: int | None = None) -> Tensor:
+    """Inverse of :func:`patchify`: ``(B, N, C·p·p)`` → ``(B, C, H, W)``."""
+    p = _check_int(patch_size, "patch_size (tamaño del parche)")
+    width = height if width is None else width
+    _check_divisible(height, width, p)
+    if not isinstance(patches, Tensor) or patches.dim() != 3:
+        raise ValueError("Los parches deben ser un tensor (batch, parches, valores por parche).")
+    b, n, dim = patches.shape
+    gh, gw = height // p, width // p
+    if n != gh * gw or dim % (p * p):
+        raise ValueError(
+            f"{n} parches de {dim} valores no forman una imagen de {height}×{width} con parches "
+            f"de {p}×{p} (harían falta {gh * gw} parches de C·{p * p} valores)."
+        )
+    c = dim // (p * p)
+    x = patches.reshape(b, gh, gw, c, p, p).permute(0, 3, 1, 4, 2, 5)
+    return x.reshape(b, c, height, width)
+
+
+class PatchEmbedding(nn.Module):
+    """Patches → vectors of ``d_model``: a linear map shared by every patch.
+
+    ``kind="linear"``: ``Linear(C·p·p, d_model)`` applied to :func:`patchify`'s
+    output, the way the ViT paper writes it. ``kind="conv"``: a
+    ``Conv2d(C, d_model, kernel_size=p, stride=p)``, the way most code writes
+    it. With the same weights (:meth:`convert`) both give the same numbers:
+    a convolution whose stride equals its kernel sees every patch exactly
+    once, and at each place it computes the same dot products.
+
+    Shapes: images ``(B, C, H, W)`` → ``(B, (H/p)·(W/p), d_model)``.
+    """
+
+    KINDS = ("linear", "conv")
+
+    def __init__(self, patch_size: int, in_channels: int, d_model: int, kind: str = "linear"):
+        super().__init__()
+        self.patch_size = _check_int(patch_size, "patch_size (tamaño del parche)")
+        self.in_channels = _check_int(in_channels, "in_channels (canales)")
+        self.d_model = _check_int(d_model, "d_model")
+        if kind not in self.KINDS:
+            raise ValueError(
+                f"Tipo de incrustación de parches desconocido: {kind!r}. Los válidos son 'linear' "
+                "(aplanar y proyectar) y 'conv' (convolución con paso = tamaño del parche)."
+            )
+        self.kind = kind
+        p = self.patch_size
+        if kind == "linear":
+            self.proj = nn.Linear(in_channels * p * p, d_model)
+        else:
+            self.proj = nn.Conv2d(in_channels, d_model, kernel_size=p, stride=p)
+
+    def extra_repr(self) -> str:
+        return f"kind={self.kind!r}, patch_size={self.patch_size}, d_model={self.d_model}"
+
+    def forward(self, images: Tensor) -> Tensor:
+        images = _check_images(images)
+        if images.shape[1] != self.in_channels:
+            raise ValueError(
+                f"Las imágenes tienen {images.shape[1]} canales y la incrustación espera "
+                f"{self.in_channels}."
+            )
+        if self.kind == "linear":
+            return self.proj(patchify(images, self.patch_size))
+        _check_divisible(images.shape[2], images.shape[3], self.patch_size)
+        return self.proj(images).flatten(2).transpose(1, 2)
+
+    @torch.no_grad()
+    def convert(self, kind: str) -> PatchEmbedding:
+        """A new embedding of ``kind`` holding the same weights (same outputs)."""
+        other = PatchEmbedding(self.patch_size, self.in_channels, self.d_model, kind)
+        other.proj.weight.copy_(self.proj.weight.reshape(other.proj.weight.shape))
+        other.proj.bias.copy_(self.proj.bias)
+        return other
+
+
+# ---------------------------------------------------------------------------
+# The model
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class ViTConfig:
+    """The sizes of a Vision Transformer (defaults: the chapter's model for 8×8 digits).
+
+    * ``image_size``: side of the (square) image, in pixels;
+    * ``patch_size``: side of a patch (must divide ``image_size``);
+    * ``in_channels``: 1 for grey images, 3 for colour;
+    * ``n_classes``: outputs of the classification head;
+    * ``d_model``, ``n_heads`` (must divide ``d_model``), ``n_layers``, ``d_ff``,
+      ``dropout``, ``norm_first``, ``activation``: the encoder, as in
+      :class:`dldna.transformer.Encoder` (Pre-LN by default; GELU, as in ViT);
+    * ``patch_embedding``: ``"linear"`` or ``"conv"`` (same function, see
+      :class:`PatchEmbedding`).
+    """
+
+    image_size: int = 8
+    patch_size: int = 2
+    in_channels: int = 1
+    n_classes: int = 10
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 3
+    d_ff: int = 128
+    dropout: float = 0.1
+    norm_first: bool = True
+    activation: str = "gelu"
+    patch_embedding: str = "linear"
+
+    def __post_init__(self) -> None:
+        for name in ("image_size", "patch_size", "in_channels", "d_model", "n_heads", "d_ff"):
+            _check_int(getattr(self, name), name)
+        _check_int(self.n_layers, "n_layers", minimum=0)
+        _check_int(self.n_classes, "n_classes", minimum=2)
+        if self.patch_size > self.image_size or self.image_size % self.patch_size:
+            valid = [p for p in range(1, self.image_size + 1) if self.image_size % p == 0]
+            raise ValueError(
+                f"patch_size={self.patch_size} no divide a image_size={self.image_size}: la imagen "
+                f"debe partirse en parches enteros, sin solaparse ni sobrar píxeles. Tamaños de "
+                f"parche válidos para {self.image_size}×{self.image_size}: {valid}."
+            )
+        if self.d_model % self.n_heads:
+            valid = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
+            raise ValueError(
+                f"n_heads={self.n_heads} no divide a d_model={self.d_model}: cada cabeza recibe "
+                f"d_model / n_heads dimensiones. Números de cabezas válidos: {valid}."
+            )
+        if (isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float))
+                or not 0.0 <= self.dropout < 1.0):
+            raise ValueError(f"dropout debe estar en [0, 1); se recibió {self.dropout!r}.")
+        if not isinstance(self.norm_first, bool):
+            raise TypeError(f"norm_first debe ser True o False; se recibió {self.norm_first!r}.")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(
+                f"Activación desconocida: {self.activation!r}. Las válidas son {list(ACTIVATIONS)}."
+            )
+        if self.patch_embedding not in PatchEmbedding.KINDS:
+            raise ValueError(
+                f"patch_embedding debe ser 'linear' o 'conv'; se recibió {self.patch_embedding!r}."
+            )
+
+    @property
+    def grid(self) -> int:
+        """Patches per side: ``image_size // patch_size``."""
+        return self.image_size // self.patch_size
+
+    @property
+    def n_patches(self) -> int:
+        """Number of patch tokens: ``grid²``."""
+        return self.grid ** 2
+
+    @property
+    def seq_len(self) -> int:
+        """Tokens the encoder sees: the patches plus ``[CLS]``."""
+        return self.n_patches + 1
+
+    @property
+    def patch_dim(self) -> int:
+        """Values in one flattened patch: ``C·p·p``."""
+        return self.in_channels * self.patch_size ** 2
+
+    def replace(self, **changes) -> ViTConfig:
+        """A copy with some fields changed (validated again)."""
+        unknown = set(changes) - {f.name for f in fields(self)}
+        if unknown:
+            raise TypeError(f"Campos desconocidos de ViTConfig: {sorted(unknown)}.")
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return ViTConfig(**values)
+
+
+class VisionTransformer(nn.Module):
+    """ViT: patches → tokens, ``[CLS]`` in front, learned positions, encoder, head on ``[CLS]``.
+
+    Parts: ``patch_embed`` (:class:`PatchEmbedding`), ``cls_token``
+    (a parameter ``(1, 1, d_model)``), ``position``
+    (:class:`dldna.transformer.PositionalEncoding` with ``kind="learned"``,
+    a table ``(seq_len, d_model)``; row 0 belongs to ``[CLS]``), ``encoder``
+    (:class:`dldna.transformer.Encoder`, Pre-LN with its final LayerNorm) and
+    ``head`` (``Linear(d_model, n_classes)``).
+
+    Shapes: images ``(B, C, H, W)`` → logits ``(B, n_classes)``.
+    """
+
+    def __init__(self, config: ViTConfig | None = None):
+        super().__init__()
+        if config is None:
+            config = ViTConfig()
+        if not isinstance(config, ViTConfig):
+            raise TypeError(f"VisionTransformer necesita un ViTConfig; se recibió {type(config).__name__}.")
+        self.config = c = config
+        self.patch_embed = PatchEmbedding(c.patch_size, c.in_channels, c.d_model, c.patch_embedding)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, c.d_model) * 0.02)
+        self.position = PositionalEncoding(c.d_model, max_len=c.seq_len, kind="learned")
+        self.dropout = nn.Dropout(c.dropout)
+        self.encoder = Encoder(c.d_model, c.n_heads, c.n_layers, c.d_ff, c.dropout,
+                               norm_first=c.norm_first, activation=c.activation)
+        self.head = nn.Linear(c.d_model, c.n_classes)
+
+    @property
+    def position_embeddings(self) -> Tensor:
+        """The learned table ``(seq_len, d_model)``; row 0 is ``[CLS]``'s, rows 1… the patches'."""
+        return self.position.table
+
+    def tokens(self, images: Tensor) -> Tensor:
+        """The encoder's input: ``[CLS]`` + patch embeddings, plus positions: ``(B, N+1, d_model)``."""
+        images = _check_images(images)
+        c = self.config
+        if tuple(images.shape[1:]) != (c.in_channels, c.image_size, c.image_size):
+            raise ValueError(
+                f"Este modelo espera imágenes de forma ({c.in_channels}, {c.image_size}, "
+                f"{c.image_size}); se recibió {tuple(images.shape[1:])}."
+            )
+        patches = self.patch_embed(images)
+        cls = self.cls_token.expand(images.shape[0], -1, -1)
+        return self.dropout(self.position(torch.cat([cls, patches], dim=1)))
+
+    def features(self, images: Tensor) -> Tensor:
+        """The encoder's output for every token: ``(B, N+1, d_model)``."""
+        return self.encoder(self.tokens(images))
+
+    def forward(self, images: Tensor) -> Tensor:
+        return self.head(self.features(images)[:, 0])
+
+    def attention_maps(self) -> list[Tensor]:
+        """Self-attention weights of the last call: one ``(B, heads, N+1, N+1)`` per layer."""
+        return self.encoder.attention_maps()
+
+
+# ---------------------------------------------------------------------------
+# Data: scikit-learn's digits, with a fixed stratified split
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class DigitsSplit:
+    """The 8×8 digits split into training and test sets.
+
+    Images are float tensors ``(n, 1, 8, 8)`` with values in ``[0, 1]`` (the
+    original grey levels 0…16 divided by 16); labels are ``(n,)`` integers 0…9.
+    """
+
+    x_train: Tensor
+    y_train: Tensor
+    x_test: Tensor
+    y_test: Tensor
+    seed: int = 0
+
+    def __repr__(self) -> str:
+        return (f"DigitsSplit(entrenamiento={len(self.y_train)}, prueba={len(self.y_test)}, "
+                f"imagen={tuple(self.x_train.shape[1:])}, semilla={self.seed})")
+
+    def to(self, device) -> DigitsSplit:
+        return DigitsSplit(self.x_train.to(device), self.y_train.to(device),
+                           self.x_test.to(device), self.y_test.to(device), self.seed)
+
+
+def load_digits_split(test_size: float = 0.25, seed: int = 0) -> DigitsSplit:
+    """scikit-learn's bundled digits (1 797 images, no download), split 75/25 by class.
+
+    The split is stratified (every digit keeps its share in both sets) and
+    fixed by ``seed``, so every run and every chapter sees the same test set.
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    if (isinstance(test_size, bool) or not isinstance(test_size, (int, float))
+            or not 0.0 < test_size < 1.0):
+        raise ValueError(
+            f"test_size es la fracción de prueba y debe estar en (0, 1); se recibió {test_size!r}."
+        )
+    seed = _check_int(seed, "seed (semilla)", minimum=0)
+    digits = load_digits()
+    x_tr, x_te, y_tr, y_te = train_test_split(
+        digits.images, digits.target, test_size=test_size, stratify=digits.target, random_state=seed)
+
+    def images(a: np.ndarray) -> Tensor:
+        return torch.tensor(a, dtype=torch.float32).unsqueeze(1) / 16.0
+
+    def labels(a: np.ndarray) -> Tensor:
+        return torch.tensor(a, dtype=torch.long)
+
+    return DigitsSplit(images(x_tr), labels(y_tr), images(x_te), labels(y_te), seed)
+
+
+# ---------------------------------------------------------------------------
+# Baselines
+# ---------------------------------------------------------------------------
+
+
+class TinyCNN(nn.Module):
+    """A small convolutional network for 8×8 digits.
+
+    ``conv 3×3 (16) → ReLU → conv 3×3 (32) → ReLU → max-pool 2 → dropout → linear``.
+
+    Shapes: ``(B, 1, 8, 8)`` → ``(B, 10)``.
+    """
+
+    def __init__(self, channels: int = 16, n_classes: int = 10, dropout: float = 0.1):
+        super().__init__()
+        c = _check_int(channels, "channels (canales)")
+        self.net = nn.Sequential(
+            nn.Conv2d(1, c, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(dropout),
+            nn.Linear(2 * c * 16, n_classes),
+        )
+
+    def forward(self, images: Tensor) -> Tensor:
+        return self.net(_check_images(images))
+
+
+class MLP(nn.Module):
+    """A multilayer perceptron on the 64 pixels: ``64 → hidden → ReLU → dropout → 10``.
+
+    Shapes: ``(B, 1, 8, 8)`` → ``(B, 10)``.
+    """
+
+    def __init__(self, hidden: int = 128, n_classes: int = 10, dropout: float = 0.1,
+                 n_pixels: int = 64):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Flatten(), nn.Linear(n_pixels, _check_int(hidden, "hidden")), nn.ReLU(),
+            nn.Dropout(dropout), nn.Linear(hidden, n_classes),
+        )
+
+    def forward(self, images: Tensor) -> Tensor:
+        return self.net(_check_images(images))
+
+
+# ---------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class FitSettings:
+    """How :func:`fit` trains: AdamW, linear warm-up then cosine decay, label smoothing.
+
+    ``warmup`` is a fraction of all the steps.
+    """
+
+    epochs: int = 50
+    batch_size: int = 128
+    lr: float = 3e-3
+    weight_decay: float = 0.1
+    warmup: float = 0.1
+    smoothing: float = 0.1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        _check_int(self.epochs, "epochs (épocas)")
+        _check_int(self.batch_size, "batch_size (tamaño del lote)")
+        _check_int(self.seed, "seed (semilla)", minimum=0)
+        for name in ("lr", "weight_decay"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"{name} debe ser un número no negativo; se recibió {v!r}.")
+        if not 0.0 <= self.warmup < 1.0:
+            raise ValueError(f"warmup es una fracción de los pasos, en [0, 1); se recibió {self.warmup!r}.")
+
+
+@dataclass
+class FitResult:
+    """What :func:`fit` returns: the trained model, its test accuracy and its wall time."""
+
+    model: nn.Module
+    accuracy: float
+    seconds: float
+    history: History = field(repr=False)
+    steps: int = 0
+
+    @property
+    def parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+
+def _warmup_cosine(total: int, warmup: float):
+    warm = max(1, round(total * warmup))
+
+    def factor(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        progress = (step - warm) / max(1, total - warm)
+        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+    return factor
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, images: Tensor, labels: Tensor, batch_size: int = 512) -> float:
+    """Fraction of ``images`` whose predicted class (arg max of the logits) is ``labels``."""
+    model.eval()
+    device = next(model.parameters()).device
+    hits = 0
+    for k in range(0, len(labels), batch_size):
+        logits = model(images[k:k + batch_size].to(device))
+        hits += int((logits.argmax(-1).cpu() == labels[k:k + batch_size].cpu()).sum())
+    return hits / len(labels)
+
+
+def fit(model: nn.Module, data: DigitsSplit, settings: FitSettings | None = None, *,
+        device: torch.device | str | None = None) -> FitResult:
+    """Train ``model`` on ``data.x_train`` and measure it on ``data.x_test``.
+
+    One epoch is one pass over a fresh permutation of the training set. The
+    loop is :func:`dldna.training.train_steps`; the loss is
+    :class:`dldna.training.LabelSmoothingLoss`. Shuffling and dropout are
+    seeded with ``settings.seed`` (through :func:`dldna.runtime.seed_everything`),
+    so the same call on the same machine gives the same model.
+
+    ``seconds`` is the wall time of the training steps only.
+    """
+    settings = FitSettings() if settings is None else settings
+    device = runtime.get_device() if device is None else torch.device(device)
+    runtime.seed_everything(settings.seed)
+    model.to(device)
+    x, y = data.x_train.to(device), data.y_train.to(device)
+    n = len(y)
+    per_epoch = math.ceil(n / settings.batch_size)
+    total = settings.epochs * per_epoch
+    generator = torch.Generator().manual_seed(settings.seed)
+    order: list[Tensor] = []
+
+    def batch(step: int):
+        if step % per_epoch == 0:
+            order[:] = [torch.randperm(n, generator=generator).to(device)]
+        k = (step % per_epoch) * settings.batch_size
+        idx = order[0][k:k + settings.batch_size]
+        return x[idx], y[idx]
+
+    criterion = LabelSmoothingLoss(settings.smoothing)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr,
+                                  weight_decay=settings.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _warmup_cosine(total, settings.warmup))
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    history = train_steps(model, batch, optimizer, steps=total, scheduler=scheduler,
+                          loss_fn=lambda m, b: criterion(m(b[0]), b[1]))
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    seconds = time.perf_counter() - start
+    acc = accuracy(model, data.x_test, data.y_test)
+    return FitResult(model, acc, seconds, history, total)
+
+
+# ---------------------------------------------------------------------------
+# Looking inside a trained ViT
+# ---------------------------------------------------------------------------
+
+
+def _check_maps(maps: Sequence[Tensor]) -> list[Tensor]:
+    if isinstance(maps, Tensor):
+        maps = [maps]
+    maps = list(maps)
+    if not maps:
+        raise ValueError(
+            "No hay mapas de atención: llama antes al modelo (model(imágenes)) y pasa "
+            "model.attention_maps()."
+        )
+    for k, a in enumerate(maps):
+        if not isinstance(a, Tensor) or a.dim() != 4 or a.shape[-1] != a.shape[-2]:
+            got = tuple(a.shape) if isinstance(a, Tensor) else type(a).__name__
+            raise ValueError(
+                f"El mapa de la capa {k} debe tener forma (batch, cabezas, n, n); se recibió {got}."
+            )
+    return maps
+
+
+def _grid_side(n_patches: int) -> int:
+    side = math.isqrt(n_patches)
+    if side * side != n_patches:
+        raise ValueError(f"{n_patches} parches no forman una cuadrícula cuadrada.")
+    return side
+
+
+def cls_attention(weights: Tensor) -> Tensor:
+    """How much ``[CLS]`` attends to each patch, per head, laid out on the patch grid.
+
+    ``weights``: one layer's map ``(B, heads, N+1, N+1)`` (token 0 = ``[CLS]``).
+    Returns ``(B, heads, g, g)`` with ``g = √N``: row 0 of the map without its
+    first column (the weight ``[CLS]`` gives itself), so a head's grid sums to
+    ``1 − weight on itself``.
+    """
+    (weights,) = _check_maps([weights])
+    g = _grid_side(weights.shape[-1] - 1)
+    return weights[:, :, 0, 1:].reshape(*weights.shape[:2], g, g)
+
+
+def attention_rollout(maps: Sequence[Tensor], residual: bool = True, head_fusion: str = "mean") -> Tensor:
+    """Attention rollout (Abnar & Zuidema, 2020): how much each token's output comes from each input.
+
+    Each layer's heads are fused (``"mean"``, ``"max"`` or ``"min"``) into one
+    matrix ``A``; with ``residual`` the skip connection is added as
+    ``Â = ½·A + ½·I`` and the rows renormalised; the layers are then chained:
+    ``R = Â_L · … · Â_2 · Â_1``. Every row of ``R`` sums to 1.
+
+    Shapes: a list of ``(B, heads, n, n)`` → ``(B, n, n)``.
+    """
+    maps = _check_maps(maps)
+    if head_fusion not in ("mean", "max", "min"):
+        raise ValueError(f"head_fusion debe ser 'mean', 'max' o 'min'; se recibió {head_fusion!r}.")
+    rollout = None
+    for a in maps:
+        a = a.detach().float()
+        if head_fusion == "mean":
+            fused = a.mean(dim=1)
+        elif head_fusion == "max":
+            fused = a.amax(dim=1)
+        else:
+            fused = a.amin(dim=1)
+        if residual:
+            eye = torch.eye(fused.shape[-1], device=fused.device)
+            fused = 0.5 * fused + 0.5 * eye
+        fused = fused / fused.sum(dim=-1, keepdim=True)
+        rollout = fused if rollout is None else fused @ rollout
+    return rollout
+
+
+def position_similarity(table: Tensor, drop_first: bool = True) -> Tensor:
+    """Cosine similarity of every patch's position embedding with every other's.
+
+    ``table``: ``(N+1, d)`` (``drop_first`` removes the ``[CLS]`` row) or
+    ``(N, d)``. Returns ``(g, g, g, g)``: entry ``[r, c]`` is a ``g × g`` map of
+    how similar patch ``(r, c)`` is to every patch, the layout of figure 7 of
+    the ViT paper.
+    """
+    if not isinstance(table, Tensor) or table.dim() != 2:
+        raise ValueError("La tabla de posiciones debe ser una matriz (posiciones, d_model).")
+    t = table.detach().float()
+    if drop_first:
+        t = t[1:]
+    g = _grid_side(t.shape[0])
+    unit = F.normalize(t, dim=-1)
+    return (unit @ unit.T).reshape(g, g, g, g)
+
+
+def neighbour_agreement(similarity: Tensor) -> float:
+    """Fraction of patches whose most similar *other* patch is one of its 8 grid neighbours.
+
+    ``similarity``: ``(g, g, g, g)`` from :func:`position_similarity`. A table
+    that has learned the 2-D grid scores near 1; for random vectors the
+    expected score is the fraction of neighbours among the other patches
+    (about ``8 / (g² − 1)`` away from the border).
+    """
+    g = similarity.shape[0]
+    flat = similarity.reshape(g * g, g * g).clone()
+    flat.fill_diagonal_(-float("inf"))
+    best = flat.argmax(dim=-1)
+    rows, cols = torch.arange(g * g) // g, torch.arange(g * g) % g
+    close = ((rows - rows[best]).abs() <= 1) & ((cols - cols[best]).abs() <= 1)
+    return float(close.float().mean())
+
+
+# ---------------------------------------------------------------------------
+# Cost of a patch size, and Swin's windows
+# ---------------------------------------------------------------------------
+
+
+def patch_cost(image_size: int = 8, patch_size: int = 2, d_model: int = 64, d_ff: int = 128,
+               n_layers: int = 3, in_channels: int = 1) -> dict[str, int]:
+    """Tokens and multiply-accumulates (MACs) of one image through a ViT.
+
+    Per layer: projections Q, K, V and output ``4·n·d²``; scores ``QKᵀ`` and
+    the weighted sum of values ``2·n²·d``; feed-forward ``2·n·d·d_ff``;
+    plus the patch embedding ``N·C·p²·d`` once (``n = N + 1`` with ``[CLS]``).
+    LayerNorm, softmax and biases are left out: they are small.
+
+    Returns ``{"tokens", "pairs" (n², attention scores per head and layer),
+    "attention_macs", "total_macs"}``.
+    """
+    p = _check_int(patch_size, "patch_size")
+    size = _check_int(image_size, "image_size")
+    _check_divisible(size, size, p)
+    n_patches = (size // p) ** 2
+    n = n_patches + 1
+    d = _check_int(d_model, "d_model")
+    per_layer_attn = 4 * n * d * d + 2 * n * n * d
+    per_layer = per_layer_attn + 2 * n * d * _check_int(d_ff, "d_ff")
+    layers = _check_int(n_layers, "n_layers", minimum=0)
+    embed = n_patches * _check_int(in_channels, "in_channels") * p * p * d
+    return {"tokens": n, "pairs": n * n, "attention_macs": layers * 2 * n * n * d,
+            "total_macs": embed + layers * per_layer}
+
+
+def window_mask(height: int, width: int, window: int, shift: int = 0) -> Tensor:
+    """Swin's window attention on a ``height × width`` grid of tokens, as a mask.
+
+    Tokens are numbered row by row (as :func:`patchify` numbers patches). With
+    ``shift=0`` the grid is cut into ``window × window`` windows and a token
+    may attend only to the tokens of its own window. With ``shift = window // 2``
+    the cuts move by ``shift`` (Swin's *shifted windows*): the windows of the
+    next layer straddle the borders of the previous ones, and the partial
+    windows at the edges stay separate (what Swin obtains with a cyclic shift
+    plus a mask).
+
+    Shape ``(height·width, height·width)``, ``True`` = may attend.
+    """
+    h = _check_int(height, "height (alto)")
+    w = _check_int(width, "width (ancho)")
+    win = _check_int(window, "window (tamaño de la ventana)")
+    s = _check_int(shift, "shift (desplazamiento)", minimum=0)
+    if h % win or w % win:
+        raise ValueError(f"La ventana de {win}×{win} debe dividir la cuadrícula de {h}×{w}.")
+    if s >= win:
+        raise ValueError(f"El desplazamiento ({s}) debe ser menor que la ventana ({win}).")
+    pos = torch.arange(h * w)
+    rows, cols = pos // w, pos % w
+    shifted = (win - s) % win  # windows start at rows/columns ≡ -shift (mod window)
+    win_r, win_c = (rows + shifted) // win, (cols + shifted) // win
+    ids = win_r * (w // win + 1) + win_c
+    return ids[:, None] == ids[None, :]

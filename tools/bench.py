@@ -1,0 +1,96 @@
+"""``make bench``: train every task of ``dldna.tasks`` with its recipe and print a table.
+
+    python tools/bench.py                   # every task, on the current device
+    python tools/bench.py copy addition     # only these modules
+    python tools/bench.py --quick           # a few steps each (checks the plumbing)
+
+A task joins the benchmark by defining, in its own module of the package
+``dldna.tasks``, a function ``benchmark(device=None)`` that returns a
+:class:`dldna.tasks.base.BenchResult` (or a list of them); an optional
+``quick=False`` parameter lets ``--quick`` run it in a few steps (tasks
+without it are skipped by ``--quick``). Nothing
+else needs to change: this script imports every module of the package and
+calls the ones that have it. ``DLDNA_DEVICE`` picks the device, as in the
+notebooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import pkgutil
+import sys
+from collections.abc import Callable
+
+import dldna.tasks
+from dldna.tasks.base import BenchResult
+
+HEADER = ("tarea", "dispositivo", "pasos", "tiempo (s)", "exactitud")
+
+
+def discover(names: list[str] | None = None) -> dict[str, Callable]:
+    """``{module name: benchmark function}`` for the modules of ``dldna.tasks`` that have one."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(dldna.tasks.__path__), key=lambda m: m.name):
+        if names and info.name not in names:
+            continue
+        module = importlib.import_module(f"dldna.tasks.{info.name}")
+        bench = getattr(module, "benchmark", None)
+        if callable(bench):
+            found[info.name] = bench
+    if names:
+        missing = sorted(set(names) - set(found))
+        if missing:
+            raise SystemExit(
+                f"Sin función benchmark(): {', '.join(missing)}. Disponibles: "
+                f"{', '.join(n for n in discover())}."
+            )
+    return found
+
+
+def run(names: list[str] | None = None, *, device=None, quick: bool = False) -> list[BenchResult]:
+    rows: list[BenchResult] = []
+    for name, bench in discover(names).items():
+        kwargs = {"device": device}
+        if quick:
+            if "quick" not in inspect.signature(bench).parameters:
+                print(f"· {name}: sin modo rápido (parámetro quick); se omite", flush=True)
+                continue
+            kwargs["quick"] = True
+        print(f"· {name} …", flush=True)
+        out = bench(**kwargs)
+        rows.extend(out if isinstance(out, list) else [out])
+    return rows
+
+
+def table(rows: list[BenchResult]) -> str:
+    cells = [HEADER] + [
+        (r.task + (f" ({r.note})" if r.note else ""), r.device, str(r.steps), f"{r.wall_s:.1f}",
+         f"{100 * r.accuracy:.1f} %")
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(HEADER))]
+    lines = []
+    for k, row in enumerate(cells):
+        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tasks", nargs="*", help="módulos de dldna.tasks (por defecto, todos)")
+    parser.add_argument("--quick", action="store_true", help="unos pocos pasos por tarea")
+    parser.add_argument("--device", default=None, help="cpu, cuda, mps (por defecto, DLDNA_DEVICE o auto)")
+    args = parser.parse_args(argv)
+    rows = run(args.tasks or None, device=args.device, quick=args.quick)
+    print()
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
