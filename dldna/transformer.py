@@ -523,17 +523,15 @@ def _check_stack_input(x: Tensor, d_model: int, name: str) -> None:
         )
 
 
-class Encoder(nn.Module):
-    """A stack of :class:`EncoderLayer`, plus a final LayerNorm when ``norm_first``.
+class _Stack(nn.Module):
+    """``n_layers`` copies of ``layer_class``, plus a final LayerNorm when ``norm_first``.
 
     In Pre-LN the residual stream is never normalised inside the layers, so the
     stack ends with one LayerNorm; in Post-LN every layer already ends with one.
-    Works on any vectors, not only token embeddings (the Vision Transformer
-    feeds it patches).
-
-    Shapes: x ``(batch, seq, d_model)``; mask boolean broadcastable to
-    ``(batch, heads, seq, seq)`` → ``(batch, seq, d_model)``.
     """
+
+    layer_class: type[nn.Module]
+    config_layers: str  # the TransformerConfig field with this stack's depth
 
     def __init__(self, d_model: int, n_heads: int, n_layers: int, d_ff: int,
                  dropout: float = 0.1, *, norm_first: bool = True, activation: str = "relu"):
@@ -542,16 +540,30 @@ class Encoder(nn.Module):
         _check_layer_args(d_model, n_heads, d_ff, dropout, norm_first, activation)
         self.d_model = d_model
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, n_heads, d_ff, dropout, norm_first=norm_first,
-                         activation=activation)
+            self.layer_class(d_model, n_heads, d_ff, dropout, norm_first=norm_first,
+                             activation=activation)
             for _ in range(n_layers)
         )
         self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
     @classmethod
-    def from_config(cls, config: TransformerConfig) -> Encoder:
-        return cls(config.d_model, config.n_heads, config.n_encoder_layers, config.d_ff,
+    def from_config(cls, config: TransformerConfig):
+        return cls(config.d_model, config.n_heads, getattr(config, cls.config_layers), config.d_ff,
                    config.dropout, norm_first=config.norm_first, activation=config.activation)
+
+
+class Encoder(_Stack):
+    """A stack of :class:`EncoderLayer`, plus a final LayerNorm when ``norm_first``.
+
+    Works on any vectors, not only token embeddings (the Vision Transformer
+    feeds it patches).
+
+    Shapes: x ``(batch, seq, d_model)``; mask boolean broadcastable to
+    ``(batch, heads, seq, seq)`` → ``(batch, seq, d_model)``.
+    """
+
+    layer_class = EncoderLayer
+    config_layers = "n_encoder_layers"
 
     def forward(self, x: Tensor, mask: Tensor | None = None, *, bias: Tensor | None = None,
                 rotary=None) -> Tensor:
@@ -565,30 +577,15 @@ class Encoder(nn.Module):
         return [layer.attn_weights for layer in self.layers if layer.attn_weights is not None]
 
 
-class Decoder(nn.Module):
+class Decoder(_Stack):
     """A stack of :class:`DecoderLayer`, plus a final LayerNorm when ``norm_first``.
 
     Shapes: x ``(batch, T, d_model)``; memory ``(batch, S, d_model)``; masks as
     in :class:`DecoderLayer` → ``(batch, T, d_model)``.
     """
 
-    def __init__(self, d_model: int, n_heads: int, n_layers: int, d_ff: int,
-                 dropout: float = 0.1, *, norm_first: bool = True, activation: str = "relu"):
-        super().__init__()
-        _check_int(n_layers, "n_layers", minimum=0)
-        _check_layer_args(d_model, n_heads, d_ff, dropout, norm_first, activation)
-        self.d_model = d_model
-        self.layers = nn.ModuleList(
-            DecoderLayer(d_model, n_heads, d_ff, dropout, norm_first=norm_first,
-                         activation=activation)
-            for _ in range(n_layers)
-        )
-        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
-
-    @classmethod
-    def from_config(cls, config: TransformerConfig) -> Decoder:
-        return cls(config.d_model, config.n_heads, config.n_decoder_layers, config.d_ff,
-                   config.dropout, norm_first=config.norm_first, activation=config.activation)
+    layer_class = DecoderLayer
+    config_layers = "n_decoder_layers"
 
     def forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, *, bias: Tensor | None = None,
