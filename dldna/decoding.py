@@ -238,16 +238,28 @@ def greedy_decode(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: in
         token id (``argmax``), so the result is deterministic. The whole batch
         stops as soon as every row has produced EOS.
     """
+    return _autoregress(model, src, max_len, bos_id, eos_id, pad_id,
+                        lambda device: lambda logits: logits.argmax(dim=-1))
+
+
+def _autoregress(model, src, max_len, bos_id, eos_id, pad_id,
+                 chooser: Callable[[torch.device], Callable[[Tensor], Tensor]]) -> Tensor:
+    """The loop shared by greedy and sampling.
+
+    ``chooser(device)`` returns the rule that maps each step's logits ``(B, V)``
+    to the next ids ``(B,)``; rows that already produced EOS get ``pad_id``.
+    """
     step, batch, device = _prepare(model, src)
     _check_int(max_len, "max_len", 1)
     bos_id, eos_id = _check_token_id(bos_id, "bos_id"), _check_token_id(eos_id, "eos_id")
     pad_id = _check_token_id(pad_id, "pad_id")
+    choose = chooser(device)
     with _inference(model):
         prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=device)
         rows = torch.arange(batch, device=device)
         done = torch.zeros(batch, dtype=torch.bool, device=device)
         for _ in range(max_len):
-            nxt = _logits(step, prefix, rows).argmax(dim=-1)
+            nxt = choose(_logits(step, prefix, rows))
             nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
             prefix = torch.cat([prefix, nxt[:, None]], dim=1)
             done |= nxt == eos_id
@@ -582,30 +594,22 @@ def sample_decode(
 
     ``top_k=1`` gives the greedy output.
     """
-    step, batch, device = _prepare(model, src)
-    _check_int(max_len, "max_len", 1)
-    bos_id, eos_id = _check_token_id(bos_id, "bos_id"), _check_token_id(eos_id, "eos_id")
-    pad_id = _check_token_id(pad_id, "pad_id")
     _check_temperature(temperature)
     _check_top_k(top_k)
     _check_top_p(top_p)
-    gen = _generator(generator, seed, device)
-    with _inference(model):
-        prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=device)
-        rows = torch.arange(batch, device=device)
-        done = torch.zeros(batch, dtype=torch.bool, device=device)
-        for _ in range(max_len):
-            probs = next_token_probs(_logits(step, prefix, rows), temperature, top_k, top_p)
+
+    def chooser(device: torch.device) -> Callable[[Tensor], Tensor]:
+        gen = _generator(generator, seed, device)
+
+        def choose(logits: Tensor) -> Tensor:
+            probs = next_token_probs(logits, temperature, top_k, top_p)
             if gen is not None and gen.device != probs.device:
-                nxt = torch.multinomial(probs.to(gen.device), 1, generator=gen)[:, 0].to(device)
-            else:
-                nxt = torch.multinomial(probs, 1, generator=gen)[:, 0]
-            nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
-            prefix = torch.cat([prefix, nxt[:, None]], dim=1)
-            done |= nxt == eos_id
-            if bool(done.all()):
-                break
-    return _finish(prefix)
+                return torch.multinomial(probs.to(gen.device), 1, generator=gen)[:, 0].to(device)
+            return torch.multinomial(probs, 1, generator=gen)[:, 0]
+
+        return choose
+
+    return _autoregress(model, src, max_len, bos_id, eos_id, pad_id, chooser)
 
 
 # ---------------------------------------------------------------------------
