@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dldna.cpu import pin_cpu_kernels
+
+# Before any test module imports torch: the stored outputs were computed with
+# PyTorch's AVX2 kernels, and the notebooks' kernels inherit the variable.
+pin_cpu_kernels()
+
 ROOT = Path(__file__).resolve().parent
 
 

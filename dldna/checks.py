@@ -1,0 +1,234 @@
+"""Small argument checks shared by every public entry point of the package.
+
+Each check either returns the value in the form the code needs (an ``int``, a
+``float``, a tensor of the right dtype on the right device) or raises a
+``ValueError``/``TypeError`` whose Spanish message says what was wrong and what
+was expected. What can be converted safely is converted without fuss: a
+float64 tensor made with ``torch.from_numpy`` becomes the layer's dtype, a
+NumPy array or a list becomes a tensor, ids move to the model's device.
+
+A module calls these at its front door and then reads like the idea it
+teaches::
+
+    x = checks.features(x, "x", like=self, ndim=3)
+    steps = checks.positive_int(steps, "steps")
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "positive_int",
+    "non_negative_int",
+    "positive_number",
+    "non_negative_number",
+    "probability",
+    "text",
+    "one_of",
+    "device",
+    "device_of",
+    "dtype_of",
+    "as_tensor",
+    "features",
+    "ids",
+]
+
+
+def _is_integer(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return isinstance(value, Tensor) and value.numel() == 1 and not value.is_floating_point() \
+        and value.dtype != torch.bool
+
+
+def positive_int(value, name: str, *, minimum: int = 1) -> int:
+    """``value`` as an ``int`` ≥ ``minimum`` (NumPy and 0-d tensor integers accepted)."""
+    if not _is_integer(value) or int(value) < minimum:
+        what = "un entero positivo" if minimum == 1 else f"un entero mayor o igual que {minimum}"
+        raise ValueError(f"{name} debe ser {what}; se recibió {value!r}.")
+    return int(value)
+
+
+def non_negative_int(value, name: str) -> int:
+    """``value`` as an ``int`` ≥ 0."""
+    return positive_int(value, name, minimum=0)
+
+
+def _number(value, name: str, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} debe ser {what}; se recibió {value!r}.")
+    return float(value)
+
+
+def positive_number(value, name: str) -> float:
+    """``value`` as a finite ``float`` > 0."""
+    number = _number(value, name, "un número positivo")
+    if number <= 0:
+        raise ValueError(f"{name} debe ser un número positivo; se recibió {value!r}.")
+    return number
+
+
+def non_negative_number(value, name: str) -> float:
+    """``value`` as a finite ``float`` ≥ 0."""
+    number = _number(value, name, "un número mayor o igual que 0")
+    if number < 0:
+        raise ValueError(f"{name} debe ser un número mayor o igual que 0; se recibió {value!r}.")
+    return number
+
+
+def probability(value, name: str, *, allow_zero: bool = True, allow_one: bool = True) -> float:
+    """``value`` as a ``float`` in ``[0, 1]`` (ends excluded on request)."""
+    low = "[0" if allow_zero else "(0"
+    high = "1]" if allow_one else "1)"
+    number = _number(value, name, f"una probabilidad en {low}, {high}")
+    if number < 0 or number > 1 or (number == 0 and not allow_zero) or (number == 1 and not allow_one):
+        raise ValueError(f"{name} debe ser una probabilidad en {low}, {high}; se recibió {value!r}.")
+    return number
+
+
+def text(value, name: str, *, allow_empty: bool = False) -> str:
+    """``value`` if it is a string (non-empty unless ``allow_empty``)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} debe ser un texto (str); se recibió {type(value).__name__}: {value!r}.")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"{name} no puede estar vacío.")
+    return value
+
+
+def one_of(value, name: str, choices: Iterable):
+    """``value`` if it is one of ``choices``."""
+    options = list(choices)
+    if isinstance(value, bool) and not any(isinstance(c, bool) for c in options):
+        _fail(f"{name} debe ser uno de {options}; se recibió {value!r}.")
+    try:
+        ok = value in options
+    except TypeError:
+        ok = False
+    if not ok:
+        _fail(f"{name} debe ser uno de {options}; se recibió {value!r}.")
+    return value
+
+
+def device(value) -> torch.device:
+    """A device name or ``torch.device``, checked by :func:`dldna.runtime.get_device`
+    (``None`` means the book's current device)."""
+    from dldna import runtime
+
+    if value is None or isinstance(value, str):
+        return runtime.get_device(value)
+    if isinstance(value, torch.device):
+        return runtime.get_device(str(value))
+    raise TypeError(
+        f"El dispositivo debe ser un texto ('cpu', 'cuda', 'cuda:N', 'mps') o un torch.device; "
+        f"se recibió {type(value).__name__}: {value!r}."
+    )
+
+
+def device_of(module: nn.Module) -> torch.device:
+    """Where ``module``'s parameters live (the CPU for a module without any)."""
+    for p in module.parameters():
+        return p.device
+    for b in module.buffers():
+        return b.device
+    return torch.device("cpu")
+
+
+def dtype_of(module: nn.Module) -> torch.dtype:
+    """The floating dtype of ``module``'s parameters (the default dtype if it has none)."""
+    for p in module.parameters():
+        if p.is_floating_point():
+            return p.dtype
+    return torch.get_default_dtype()
+
+
+def as_tensor(x, name: str) -> Tensor:
+    """``x`` as a tensor: NumPy arrays and (nested) lists of numbers are converted."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.ndarray, list, tuple, numbers.Number)) and not isinstance(x, bool):
+        try:
+            return torch.as_tensor(np.asarray(x))
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    raise TypeError(
+        f"{name} debe ser un tensor de PyTorch (o un array de NumPy o una lista de números); "
+        f"se recibió {type(x).__name__}."
+    )
+
+
+def _check_ndim(t: Tensor, name: str, ndim) -> None:
+    if ndim is None:
+        return
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if t.dim() not in allowed:
+        want = " o ".join(str(n) for n in allowed)
+        raise ValueError(f"{name} debe tener {want} dimensiones; tiene forma {tuple(t.shape)}.")
+
+
+def features(x, name: str, *, like: nn.Module | Tensor | None = None, ndim=None,
+             dtype: torch.dtype | None = None) -> Tensor:
+    """Real-valued input (vectors, scores, images) as a floating tensor.
+
+    Converted to ``dtype``, or to the dtype and device of ``like`` (a module:
+    its parameters; a tensor: itself), or to the default float dtype if it is
+    an integer tensor. Rejects complex and boolean tensors and NaN.
+    """
+    t = as_tensor(x, name)
+    if t.dtype == torch.bool or t.is_complex():
+        raise TypeError(f"{name} debe contener números reales; tiene dtype {t.dtype}.")
+    target_device = None
+    if like is not None:
+        if isinstance(like, nn.Module):
+            dtype = dtype or dtype_of(like)
+            target_device = device_of(like)
+        else:
+            dtype = dtype or (like.dtype if like.is_floating_point() else None)
+            target_device = like.device
+    if dtype is None and not t.is_floating_point():
+        dtype = torch.get_default_dtype()
+    if dtype is not None and t.dtype != dtype:
+        t = t.to(dtype)
+    if target_device is not None and t.device != target_device:
+        t = t.to(target_device)
+    _check_ndim(t, name, ndim)
+    if t.numel() and torch.isnan(t).any():
+        raise ValueError(f"{name} contiene NaN (valores no numéricos): revisa cómo se calcularon.")
+    return t
+
+
+def ids(x, name: str, *, vocab_size: int | None = None, like: nn.Module | Tensor | None = None,
+        ndim=None) -> Tensor:
+    """Token ids as a ``long`` tensor, on the device of ``like``, each in ``[0, vocab_size)``."""
+    t = as_tensor(x, name)
+    if t.is_floating_point():
+        if t.numel() and not torch.equal(t, t.round()):
+            raise TypeError(f"{name} debe contener ids enteros de tokens; tiene valores con decimales.")
+    elif t.dtype == torch.bool or t.is_complex():
+        raise TypeError(f"{name} debe contener ids enteros de tokens; tiene dtype {t.dtype}.")
+    t = t.long()
+    if like is not None:
+        target = device_of(like) if isinstance(like, nn.Module) else like.device
+        if t.device != target:
+            t = t.to(target)
+    _check_ndim(t, name, ndim)
+    if vocab_size is not None and t.numel():
+        low, high = int(t.min()), int(t.max())
+        if low < 0 or high >= vocab_size:
+            bad = low if low < 0 else high
+            raise ValueError(
+                f"{name} contiene el id {bad}, fuera del vocabulario (ids válidos: 0 a {vocab_size - 1})."
+            )
+    return t
+
+
+def _fail(message: str):
+    raise ValueError(message)

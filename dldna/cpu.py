@@ -1,0 +1,77 @@
+"""One instruction set for PyTorch's CPU kernels, so that every x86 reader gets the book's numbers.
+
+PyTorch chooses its CPU kernels by the instructions the processor offers
+(``torch.backends.cpu.get_cpu_capability()``): AVX-512 on recent server CPUs,
+AVX2 on almost every x86-64 machine of the last decade. The two sets of kernels
+round the last bit of some sums differently, and training amplifies those bits
+over hundreds of steps, so the same notebook prints slightly different
+accuracies on two machines. The matrix products go through Intel's MKL and
+oneDNN, which dispatch on the processor by themselves (and differently on Intel
+and AMD). Three variables, set *before* PyTorch is imported, make every x86-64
+CPU compute as an AVX2 machine does, the setting the stored outputs were
+computed with:
+
+* ``ATEN_CPU_CAPABILITY=avx2``: PyTorch's own vectorised kernels;
+* ``MKL_CBWR=AVX2``: MKL's conditional numerical reproducibility, the same
+  code path on Intel and AMD processors;
+* ``ONEDNN_MAX_CPU_ISA=AVX2``: oneDNN's kernels (convolutions).
+
+Other architectures (Apple silicon, ARM servers) and GPUs have kernels of
+their own: there the book's conclusions hold, but the last digits may differ.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+ENV_CAPABILITY = "ATEN_CPU_CAPABILITY"
+PINNED = "avx2"
+#: Every variable of the pin and its value.
+PIN: dict[str, str] = {ENV_CAPABILITY: PINNED, "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+_X86 = ("x86_64", "amd64", "i386", "i686", "x86")
+
+
+def is_x86() -> bool:
+    return platform.machine().lower() in _X86
+
+
+def pin_cpu_kernels() -> bool:
+    """Ask PyTorch for the AVX2 kernels on x86-64, unless the reader chose otherwise.
+
+    Returns True when the pin is in force for this process: the variable says
+    ``avx2`` and PyTorch had not been imported yet (the variable is read once,
+    when PyTorch loads). A value set by the reader (``ATEN_CPU_CAPABILITY=default``
+    or ``avx512``) is kept.
+    """
+    if not is_x86():
+        return False
+    if "torch" not in sys.modules and ENV_CAPABILITY not in os.environ:
+        for name, value in PIN.items():
+            os.environ.setdefault(name, value)
+    return os.environ.get(ENV_CAPABILITY) == PINNED and _loaded_capability() in (None, "AVX2")
+
+
+def _loaded_capability() -> str | None:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        return torch.backends.cpu.get_cpu_capability()
+    except AttributeError:  # PyTorch older than 2.1
+        return None
+
+
+def describe() -> str:
+    """One Spanish line on the CPU kernels in use, for chapter 0 to print."""
+    import torch
+
+    capability = torch.backends.cpu.get_cpu_capability()
+    if not is_x86():
+        return (f"Núcleos de CPU de PyTorch: {capability} (procesador {platform.machine()}; "
+                "las últimas cifras pueden diferir de las del libro).")
+    if capability == "AVX2":
+        return "Núcleos de CPU de PyTorch: AVX2 (los mismos con que se calcularon las salidas del libro)."
+    return (f"Núcleos de CPU de PyTorch: {capability}, no AVX2: importa dldna antes que torch "
+            "(o reinicia el núcleo) para obtener las cifras exactas del libro.")
