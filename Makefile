@@ -27,9 +27,14 @@ book: $(STAMP)
 	@echo "Libro construido: file://$(CURDIR)/_build/html/index.html"
 
 ## Ejecuta todas las pruebas: unitarias, nbval sobre cada cuaderno, ruff,
-## construcción del libro y prueba en un navegador sin interfaz.
+## construcción del libro y prueba en un navegador sin interfaz (instala
+## Chromium y ChromeDriver si faltan: scripts/install-chromium.sh).
+# pytest exits 5 when it collected no test: a failure too, said plainly.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	@bash scripts/install-chromium.sh
+	$(BIN)/python -m pytest; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest no encontró ninguna prueba: revisa testpaths en pyproject.toml." >&2; fi; \
+	exit $$status
 
 ## Vuelve a ejecutar los cuadernos (todos, o NB=chapters/xx.ipynb) y guarda
 ## sus salidas y el estado de sus widgets.
@@ -40,9 +45,8 @@ notebooks: $(STAMP)
 sync: $(STAMP)
 	$(BIN)/python tools/notebooks.py sync
 
-## Entrena cada tarea de dldna.tasks con su receta: pasos, tiempo y exactitud.
-## Tabla de entrenamientos: tarea, dispositivo, pasos, tiempo y precisión
-## sobre datos nuevos (en GPU si la hay).
+## Entrena cada tarea de dldna.tasks con su receta: tabla de tarea,
+## dispositivo, pasos, tiempo y exactitud sobre datos nuevos (en GPU si la hay).
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py
 

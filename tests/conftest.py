@@ -2,17 +2,18 @@
 
 ``built_book`` builds the whole book from scratch into a temporary folder with
 warnings treated as errors (a fresh build, because Sphinx does not repeat the
-warnings of documents it already built). ``browser`` is Debian's Chromium
-driven by Selenium, with no network beyond this machine; ``page_url`` serves
-the built book over HTTP on 127.0.0.1, as a reader's browser would see it.
+warnings of documents it already built). ``browser`` is a headless Chromium
+(Debian's, or Google Chrome where that is what the machine has, as on GitHub's
+runners) driven by Selenium, with no network beyond this machine; the pair of
+browser and driver is the one ``scripts/install-chromium.sh --find`` chooses.
+``page_url`` serves the built book over HTTP on 127.0.0.1, as a reader's
+browser would see it.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
-import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -21,8 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+INSTALL_CHROMIUM = ROOT / "scripts" / "install-chromium.sh"
 
 
 @pytest.fixture(scope="session")
@@ -64,22 +64,21 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="session")
 def browser():
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.fail(
-            "Faltan Chromium y ChromeDriver (paquetes de Debian 'chromium' y 'chromium-driver'). "
-            "Instálalos con: sudo apt-get install chromium chromium-driver"
-        )
+    found = subprocess.run(["bash", str(INSTALL_CHROMIUM), "--find"], capture_output=True, text=True)
+    if found.returncode != 0:
+        pytest.fail(found.stderr.strip() or "No se encontró Chromium con su ChromeDriver.")
+    chromium, chromedriver = found.stdout.splitlines()[:2]
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
+    options.binary_location = chromium
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--window-size=1280,1600"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
     driver.set_page_load_timeout(60)
     yield driver
     driver.quit()

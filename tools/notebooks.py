@@ -5,8 +5,10 @@
     python tools/notebooks.py check [NOTEBOOK ...]    # exit 1 if sync would change
 
 The repository URL lives in one place, ``_config.yml`` (``repository.url``).
-The Colab badge and the Colab install cell of every notebook are generated from
-it here, and ``tests/test_book_structure.py`` checks that they still match.
+The Colab badge and the Colab install cell of every notebook, and the address
+of the published book (``sphinx.config.html_baseurl``, the repository's GitHub
+Pages site), are generated from it here; ``tests/test_book_structure.py`` and
+``tests/test_publish.py`` check that they still match.
 
 ``execute`` runs each notebook top to bottom in a fresh kernel on the CPU
 (``DLDNA_DEVICE=cpu``, the path the tests compare), stores outputs and widget
@@ -27,26 +29,52 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
+CONFIG = ROOT / "_config.yml"
+BASEURL_RE = re.compile(r"^(?P<key>\s+html_baseurl:).*$", re.MULTILINE)
 BADGE_RE = re.compile(r"^\[!\[Abrir en Colab\]\(.*$", re.MULTILINE)
 SETUP_TAG = "setup"
 
 
+def _config() -> dict:
+    return yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+
+
 def repo_url() -> str:
     """The repository URL, read from its one place of configuration."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    return config["repository"]["url"].rstrip("/")
+    return _config()["repository"]["url"].rstrip("/")
 
 
 def branch() -> str:
-    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    return config["repository"].get("branch", "main")
+    return _config()["repository"].get("branch", "main")
+
+
+def owner_repo() -> str:
+    """``owner/name`` of the GitHub repository."""
+    url = repo_url()
+    if not url.startswith("https://github.com/") or url.count("/") != 4:
+        raise SystemExit(f"_config.yml: repository.url debe ser https://github.com/DUEÑO/REPOSITORIO; es {url!r}.")
+    return url.removeprefix("https://github.com/")
+
+
+def pages_url() -> str:
+    """Address of the book on the repository's GitHub Pages site, with a final slash."""
+    owner, name = owner_repo().split("/")
+    host = f"{owner.lower()}.github.io"
+    # A repository named OWNER.github.io is published at the root of that host.
+    return f"https://{host}/" if name.lower() == host else f"https://{host}/{name}/"
+
+
+def synced_config(text: str) -> str:
+    """``_config.yml``'s text with ``html_baseurl`` set to :func:`pages_url`."""
+    if not BASEURL_RE.search(text):
+        raise SystemExit("_config.yml: falta la clave sphinx.config.html_baseurl.")
+    return BASEURL_RE.sub(lambda m: f"{m['key']} {pages_url()}", text, count=1)
 
 
 def colab_badge(notebook: Path) -> str:
     """Markdown for the 'open in Colab' badge of ``notebook``."""
-    owner_repo = repo_url().removeprefix("https://github.com/")
     rel = notebook.resolve().relative_to(ROOT).as_posix()
-    link = f"https://colab.research.google.com/github/{owner_repo}/blob/{branch()}/{rel}"
+    link = f"https://colab.research.google.com/github/{owner_repo()}/blob/{branch()}/{rel}"
     return f"[![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})"
 
 
@@ -95,6 +123,13 @@ def synced(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
 
 def sync(paths: list[Path], check_only: bool = False) -> int:
     changed = 0
+    before = CONFIG.read_text(encoding="utf-8")
+    after = synced_config(before)
+    if after != before:
+        changed += 1
+        print(f"{'desincronizado' if check_only else 'actualizado'}: {CONFIG.name} (html_baseurl)")
+        if not check_only:
+            CONFIG.write_text(after, encoding="utf-8")
     for path in paths:
         before = path.read_text(encoding="utf-8")
         nb = synced(nbformat.reads(before, as_version=4), path)
