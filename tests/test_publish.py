@@ -86,7 +86,8 @@ def test_deploy_job_publishes_the_make_book_output_with_the_documented_permissio
     build = next(i for i, s in enumerate(steps) if s.get("run", "").strip() == "make book")
     upload = uses.index("actions/upload-pages-artifact")
     assert build < upload < uses.index("actions/deploy-pages")
-    assert not any("run" in s for s in steps[build + 1:upload]), "nada debe tocar el libro entre build y upload"
+    between = steps[build + 1:upload]
+    assert not any("run" in s for s in between), "nada debe tocar el libro entre build y upload"
     assert steps[upload]["with"]["path"] == "_build/html"
     assert steps[uses.index("actions/deploy-pages")]["id"] == "deployment"
 

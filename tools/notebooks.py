@@ -52,7 +52,8 @@ def owner_repo() -> str:
     """``owner/name`` of the GitHub repository."""
     url = repo_url()
     if not url.startswith("https://github.com/") or url.count("/") != 4:
-        raise SystemExit(f"_config.yml: repository.url debe ser https://github.com/DUEÑO/REPOSITORIO; es {url!r}.")
+        raise SystemExit("_config.yml: repository.url debe ser https://github.com/DUEÑO/REPOSITORIO; "
+                         f"es {url!r}.")
     return url.removeprefix("https://github.com/")
 
 
