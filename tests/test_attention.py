@@ -53,8 +53,10 @@ def test_mismatched_dimensions_and_empty_input_are_clear_errors(x):
         A.cosine_similarity(x, torch.randn(3, 4))
     with pytest.raises(ValueError, match="vacía"):
         A.dot_similarity(torch.zeros(0, 5))
-    with pytest.raises(ValueError, match="tensor"):
-        A.dot_similarity([[1.0, 2.0]])
+    # a list is a reader's matrix: accepted; text is not
+    assert torch.equal(A.dot_similarity([[1.0, 2.0]]), torch.tensor([[5.0]]))
+    with pytest.raises(TypeError, match="tensor"):
+        A.dot_similarity("hola")
 
 
 # --------------------------------------------------------------------- softmax
