@@ -88,14 +88,22 @@ def _dim(dim, t: Tensor) -> int:
     return dim
 
 
-def _softmax(scores: Tensor, dim: int, temperature: float) -> Tensor:
-    """:func:`softmax` on a checked floating tensor (no dtype change)."""
+def _softmax(scores: Tensor, dim: int, temperature: float, factors: tuple[Tensor, ...] = ()) -> Tensor:
+    """:func:`softmax` of ``scores · Π factors`` on a checked floating tensor (no dtype change).
+
+    The ``factors`` (see :func:`_scores`) multiply the differences to the
+    maximum, which are ≤ 0: a product too large for the dtype becomes
+    ``-inf`` (weight 0), never ``inf - inf``.
+    """
     info = torch.finfo(scores.dtype)
     # A temperature beyond the dtype's range would give 0/0 or inf/inf.
     temperature = min(max(temperature, info.tiny), info.max)
     peak = scores.amax(dim=dim, keepdim=True)
     finite_peak = torch.where(torch.isfinite(peak), peak, torch.zeros_like(peak))
-    shifted = (scores - finite_peak) / temperature
+    shifted = scores - finite_peak
+    for factor in factors:
+        shifted = shifted * factor
+    shifted = shifted / temperature
     # Peak +inf: only the +inf entries keep weight (inf - inf would be NaN).
     shifted = torch.where(torch.isposinf(peak), torch.where(scores == peak, 0.0, -math.inf), shifted)
     exps = torch.exp(shifted)
@@ -115,18 +123,19 @@ def _power_of_two_below(x: Tensor, limit: int = 50) -> Tensor:
     return torch.ldexp(torch.ones_like(peak), exponent)
 
 
-def _scores(query: Tensor, key: Tensor, scale: float) -> Tensor:
-    """``Q Kᵀ · scale`` in float32 or wider, with no NaN for any finite ``Q`` and ``K``.
+def _scores(query: Tensor, key: Tensor, scale: float) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    """``Q Kᵀ · scale`` in float32 or wider, as ``(scores, factors)``: the true scores are
+    ``scores · fq · fk``.
 
     Huge finite vectors make products that overflow, and ``+inf`` plus
-    ``-inf`` inside one dot product is NaN. ``Q`` and ``K`` are divided by
-    powers of two that bring them below ``2^50`` and the sums are multiplied
-    back: a score beyond the float range becomes ``±inf`` (which
-    :func:`softmax` handles), never NaN.
+    ``-inf`` inside one dot product is NaN. So ``Q`` and ``K`` are divided by
+    powers of two ``fq``, ``fk`` that bring them below ``2^50``, and the
+    factors are applied inside the softmax, to differences (see
+    :func:`_softmax`). Ordinary inputs have ``fq = fk = 1``: not one bit changes.
     """
     q, k = _wide(query), _wide(key)
     fq, fk = _power_of_two_below(q), _power_of_two_below(k)
-    return (q / fq) @ (k / fk).transpose(-2, -1) * scale * fq * fk
+    return (q / fq) @ (k / fk).transpose(-2, -1) * scale, (fq, fk)
 
 
 def attention_weights(
@@ -183,12 +192,12 @@ def scaled_dot_product_attention(
 
 
 def _weights(query, key, mask, scale, temperature, bias) -> Tensor:
-    scores = _scores(query, key, scale)
+    scores, (fq, fk) = _scores(query, key, scale)
     if bias is not None:
-        scores = scores + bias
+        scores = scores + bias / fq / fk
     if mask is not None:
         scores = masking.masked_scores(scores, mask)
-    return _softmax(scores, -1, temperature)
+    return _softmax(scores, -1, temperature, (fq, fk))
 
 
 def _attend(query, key, value, mask, scale, temperature=1.0, bias=None, dropout=None):

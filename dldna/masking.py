@@ -76,7 +76,7 @@ def _lengths_tensor(lengths) -> Tensor:
         ) from None
     if tensor.dtype.is_floating_point or tensor.dtype == torch.bool or tensor.is_complex():
         raise TypeError(
-            f"Las longitudes deben ser números enteros; se recibió {tensor.tolist()!r} (dtype {tensor.dtype})."
+            f"Las longitudes deben ser números enteros; se recibió {tensor.tolist()!r}."
         )
     tensor = tensor.detach().to("cpu", torch.long)
     if tensor.dim() != 1 or tensor.numel() == 0:
