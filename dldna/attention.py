@@ -1,23 +1,32 @@
 """Attention: similarity, softmax and scaled dot-product attention.
 
-Conventions (the same as ``torch.nn``):
+Conventions:
 
 * tensors are ``batch_first``: ``(..., seq, features)``;
-* a mask is boolean and ``True`` means "this query may attend to this key";
-  it broadcasts against the score matrix ``(..., q_len, k_len)``.
+* a mask is boolean and ``True`` means "this query may attend to this key"
+  (as in ``F.scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses
+  the opposite); it broadcasts against the score matrix ``(..., q_len, k_len)``.
 
 Contents, in the order the book meets them:
 
 * similarity of word vectors: :func:`dot_similarity`, :func:`cosine_similarity`,
   :func:`similarity_matrix`;
-* :func:`softmax` (stable, with temperature) and :func:`entropy`;
+* :func:`softmax` (stable for every input, with temperature) and :func:`entropy`;
 * attention without learned parameters, :func:`basic_self_attention`, whose
   outputs are convex combinations of its inputs (:func:`is_convex_combination`,
   :func:`convex_hull_2d`, :func:`in_convex_hull_2d`);
 * the scoring functions of RNN encoder-decoders: :class:`DotScore`,
   :class:`ScaledDotScore`, :class:`BilinearScore` (Luong) and
   :class:`AdditiveScore` (Bahdanau), with :func:`attend`;
-* :func:`scaled_dot_product_attention` and :class:`SelfAttention` (Q, K, V).
+* :func:`scaled_dot_product_attention` (and its weights alone,
+  :func:`attention_weights`) and :class:`SelfAttention` (Q, K, V);
+* :class:`MultiHeadAttention` (explicit or fused path) and
+  :class:`CollaborativeAttention`.
+
+Inputs are checked with :mod:`dldna.checks`: float64 tensors, NumPy arrays and
+lists become tensors of the layer's dtype (or the query's), and what cannot be
+used gets a Spanish message. No finite input gives NaN: scores are computed in
+float32 at least, and never as ``inf - inf``.
 """
 
 from __future__ import annotations
@@ -25,33 +34,126 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
+from dldna import checks, masking
 
-def _check_temperature(temperature: float) -> None:
-    if (not isinstance(temperature, (int, float)) or isinstance(temperature, bool)
-            or not math.isfinite(temperature) or temperature <= 0):
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _wide(x: Tensor) -> Tensor:
+    """float16/bfloat16 as float32 (their sums of products overflow or lose digits); others as they are."""
+    return x.float() if x.dtype in _HALF else x
+
+
+def _temperature(value) -> float:
+    try:
+        return checks.positive_number(value, "La temperatura")
+    except ValueError as err:
         raise ValueError(
-            f"La temperatura debe ser un número positivo y finito; se recibió {temperature!r}. "
-            "Valores menores que 1 afilan la distribución; mayores que 1 la aplanan."
-        )
+            f"{err} Valores menores que 1 afilan la distribución; mayores que 1 la aplanan."
+        ) from None
 
 
 def softmax(scores: Tensor, dim: int = -1, temperature: float = 1.0) -> Tensor:
-    """Numerically stable softmax of ``scores / temperature`` along ``dim``.
+    """Softmax of ``scores / temperature`` along ``dim``, safe for every input that is not NaN.
 
-    The maximum is subtracted before ``exp`` so that large scores do not
-    overflow. Entries equal to ``-inf`` get weight 0; a slice where every
-    entry is ``-inf`` (nothing to attend to) gets all zeros instead of NaN.
+    * The maximum of the raw scores is subtracted *before* dividing by the
+      temperature, so every exponent is ``(s - max) / T ≤ 0``: nothing
+      overflows, however large the scores or small the temperature.
+    * ``-inf`` gets weight 0; a slice where every entry is ``-inf`` (a query
+      with nothing to attend to) gets all zeros, not NaN.
+    * ``+inf`` gets all the weight; several ``+inf`` in one slice share it
+      equally (the limit of ever larger equal scores).
+    * float16 and bfloat16 scores are computed in float32; the result has the
+      dtype of ``scores``.
+
+    Where both apply it gives the numbers of ``torch.softmax(scores / T, dim)``.
+    NumPy arrays and lists are accepted; NaN scores are refused (on the CPU).
     """
-    _check_temperature(temperature)
-    scaled = scores / temperature
-    peak = scaled.amax(dim=dim, keepdim=True)
-    # A slice of only -inf has peak -inf; -inf - -inf would be NaN.
-    peak = torch.where(torch.isfinite(peak), peak, torch.zeros_like(peak))
-    exps = torch.exp(scaled - peak)
+    t = checks.features(scores, "scores")
+    temperature = _temperature(temperature)
+    dim = _dim(dim, t)
+    if t.dim() and t.shape[dim] == 0:
+        raise ValueError(f"No hay puntuaciones a lo largo de la dimensión {dim}: forma {tuple(t.shape)}.")
+    return _softmax(_wide(t), dim, temperature).to(t.dtype)
+
+
+def _dim(dim, t: Tensor) -> int:
+    rank = max(t.dim(), 1)
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+        raise ValueError(f"dim debe ser un entero entre {-rank} y {rank - 1} para una forma "
+                         f"{tuple(t.shape)}; se recibió {dim!r}.")
+    return dim
+
+
+def _softmax(scores: Tensor, dim: int, temperature: float, factors: tuple[Tensor, ...] = ()) -> Tensor:
+    """:func:`softmax` of ``scores · Π factors`` on a checked floating tensor (no dtype change).
+
+    The ``factors`` (see :func:`_scores`) multiply the differences to the
+    maximum, which are ≤ 0: a product too large for the dtype becomes
+    ``-inf`` (weight 0), never ``inf - inf``.
+    """
+    info = torch.finfo(scores.dtype)
+    # A temperature beyond the dtype's range would give 0/0 or inf/inf.
+    temperature = min(max(temperature, info.tiny), info.max)
+    peak = scores.amax(dim=dim, keepdim=True)
+    finite_peak = torch.where(torch.isfinite(peak), peak, torch.zeros_like(peak))
+    shifted = scores - finite_peak
+    for factor in factors:
+        shifted = shifted * factor
+    shifted = shifted / temperature
+    # Peak +inf: only the +inf entries keep weight (inf - inf would be NaN).
+    shifted = torch.where(torch.isposinf(peak), torch.where(scores == peak, 0.0, -math.inf), shifted)
+    exps = torch.exp(shifted)
     total = exps.sum(dim=dim, keepdim=True)
+    # Peak -inf: every exp is 0 and the slice stays zeros.
     return exps / torch.where(total > 0, total, torch.ones_like(total))
+
+
+def _power_of_two_below(x: Tensor, limit: int = 50) -> Tensor:
+    """``2^e`` with ``e ≥ 0`` the least that brings ``max |x|`` below ``2^limit`` (1 for ordinary x).
+
+    Dividing by a power of two is exact in floating point, so an ordinary
+    input is not changed by a single bit.
+    """
+    peak = x.detach().abs().amax()
+    exponent = (torch.frexp(peak).exponent - limit).clamp_min(0)
+    return torch.ldexp(torch.ones_like(peak), exponent)
+
+
+def _scores(query: Tensor, key: Tensor, scale: float) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    """``Q Kᵀ · scale`` in float32 or wider, as ``(scores, factors)``: the true scores are
+    ``scores · fq · fk``.
+
+    Huge finite vectors make products that overflow, and ``+inf`` plus
+    ``-inf`` inside one dot product is NaN. So ``Q`` and ``K`` are divided by
+    powers of two ``fq``, ``fk`` that bring them below ``2^50``, and the
+    factors are applied inside the softmax, to differences (see
+    :func:`_softmax`). Ordinary inputs have ``fq = fk = 1``: not one bit changes.
+    """
+    q, k = _wide(query), _wide(key)
+    fq, fk = _power_of_two_below(q), _power_of_two_below(k)
+    return (q / fq) @ (k / fk).transpose(-2, -1) * scale, (fq, fk)
+
+
+def attention_weights(
+    query: Tensor,
+    key: Tensor,
+    mask: Tensor | None = None,
+    scale: float | None = None,
+    temperature: float = 1.0,
+    bias: Tensor | None = None,
+) -> Tensor:
+    """softmax((Q Kᵀ · scale + bias) / temperature), the weights of :func:`scaled_dot_product_attention`.
+
+    Same arguments and checks as :func:`scaled_dot_product_attention`, without
+    the values; returns ``(..., q_len, k_len)``.
+    """
+    query, key, _, mask, scale, temperature, bias = _check_attention(
+        query, key, None, mask, scale, temperature, bias)
+    return _weights(query, key, mask, scale, temperature, bias)
 
 
 def scaled_dot_product_attention(
@@ -67,8 +169,9 @@ def scaled_dot_product_attention(
 
     Shapes:
         query: ``(..., q_len, d_k)``; key: ``(..., k_len, d_k)``;
-        value: ``(..., k_len, d_v)``; mask: broadcastable to
-        ``(..., q_len, k_len)``, ``True`` = may attend; bias: a float tensor
+        value: ``(..., k_len, d_v)``; mask: boolean, broadcastable to
+        ``(..., q_len, k_len)``, ``True`` = may attend (the convention of
+        ``F.scaled_dot_product_attention``); bias: a float tensor
         broadcastable to ``(..., q_len, k_len)``, added to the scaled scores
         before masking (relative-position schemes such as T5 or ALiBi, see
         :mod:`dldna.positional`).
@@ -77,35 +180,75 @@ def scaled_dot_product_attention(
         ``(output, weights)`` of shapes ``(..., q_len, d_v)`` and
         ``(..., q_len, k_len)``. ``scale`` defaults to ``1/sqrt(d_k)``. A query
         whose every key is masked gets zero weights and a zero output rather
-        than NaN.
+        than NaN; no finite input gives NaN (see :func:`softmax`).
+
+    Inputs: key and value are converted to the dtype of the query (float64
+    from ``torch.from_numpy``, NumPy arrays and lists are fine); float16 and
+    bfloat16 are computed in float32 and returned in their own dtype.
     """
+    query, key, value, mask, scale, temperature, bias = _check_attention(
+        query, key, value, mask, scale, temperature, bias)
+    return _attend(query, key, value, mask, scale, temperature, bias)
+
+
+def _weights(query, key, mask, scale, temperature, bias) -> Tensor:
+    scores, (fq, fk) = _scores(query, key, scale)
+    if bias is not None:
+        scores = scores + bias / fq / fk
+    if mask is not None:
+        scores = masking.masked_scores(scores, mask)
+    return _softmax(scores, -1, temperature, (fq, fk))
+
+
+def _attend(query, key, value, mask, scale, temperature=1.0, bias=None, dropout=None):
+    """The computation itself, on checked tensors; ``dropout`` (a module) acts on the weights.
+
+    One product of the weights by V: the weights returned are those before dropout.
+    """
+    weights = _weights(query, key, mask, scale, temperature, bias)
+    mixed = weights if dropout is None else dropout(weights)
+    output = mixed @ value.to(weights.dtype)
+    return output.to(value.dtype), weights.to(query.dtype)
+
+
+def _check_attention(query, key, value, mask, scale, temperature, bias):
+    query = checks.features(query, "query", finite=True)
+    key = checks.features(key, "key", like=query, finite=True)
+    value = None if value is None else checks.features(value, "value", like=query, finite=True)
+    for name, t, last in (("query", query, "q_len, d_k"), ("key", key, "k_len, d_k"),
+                          ("value", value, "k_len, d_v")):
+        if t is not None and t.dim() < 2:
+            raise ValueError(f"{name} debe tener forma (..., {last}); tiene forma {tuple(t.shape)}. "
+                             "Para un solo vector añade una dimensión: x[None].")
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
             f"Las consultas y las claves deben tener la misma dimensión d_k: "
             f"query termina en {query.shape[-1]} y key en {key.shape[-1]}."
         )
-    if key.shape[-2] != value.shape[-2]:
+    if value is not None and key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"Debe haber tantos valores como claves: key tiene {key.shape[-2]} posiciones "
             f"y value {value.shape[-2]}."
         )
+    try:
+        target = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2]) + (query.shape[-2], key.shape[-2])
+    except RuntimeError:
+        raise ValueError(
+            f"Las dimensiones de lote de query {tuple(query.shape)} y key {tuple(key.shape)} no son "
+            "compatibles."
+        ) from None
+    if mask is not None:
+        mask = checks.mask(mask, target, device=query.device)
+    if bias is not None:
+        bias = _check_bias(bias, target, query)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
-    scores = query @ key.transpose(-2, -1) * scale
-    if bias is not None:
-        scores = scores + _check_bias(bias, scores.shape)
-    if mask is not None:
-        if mask.dtype != torch.bool:
-            raise TypeError(
-                f"La máscara debe ser booleana (True = puede atender); se recibió {mask.dtype}."
-            )
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = softmax(scores, dim=-1, temperature=temperature)
-    return weights @ value, weights
+    scale = checks.non_negative_number(scale, "scale")
+    return query, key, value, mask, scale, _temperature(temperature), bias
 
 
-def _check_bias(bias: Tensor, target: tuple[int, ...]) -> Tensor:
-    """Check that ``bias`` is a float tensor broadcastable to the score shape ``target``."""
+def _check_bias(bias: Tensor, target: tuple[int, ...], like: Tensor) -> Tensor:
+    """``bias``: float, broadcastable to the scores ``target``; in ``like``'s dtype and device."""
     if not isinstance(bias, Tensor) or not bias.is_floating_point():
         kind = bias.dtype if isinstance(bias, Tensor) else type(bias).__name__
         raise TypeError(
@@ -121,11 +264,13 @@ def _check_bias(bias: Tensor, target: tuple[int, ...]) -> Tensor:
             f"El sesgo de forma {tuple(bias.shape)} no se difunde a las puntuaciones "
             f"(..., q, k) = {tuple(target)}."
         )
-    return bias
+    return bias.to(device=like.device, dtype=like.dtype)
 
 
 def entropy(weights: Tensor, dim: int = -1) -> Tensor:
     """Shannon entropy (in nats) of each distribution along ``dim``; 0·log 0 = 0."""
+    weights = checks.features(weights, "weights")
+    dim = _dim(dim, weights)
     logs = torch.where(weights > 0, torch.log(weights.clamp_min(1e-30)), torch.zeros_like(weights))
     return -(weights * logs).sum(dim=dim)
 
@@ -135,13 +280,9 @@ def entropy(weights: Tensor, dim: int = -1) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-def _as_matrix(x: Tensor, name: str) -> Tensor:
-    """Check that ``x`` is a tensor ``(..., n, d)`` with ``n ≥ 1`` and ``d ≥ 1``."""
-    if not isinstance(x, Tensor):
-        raise ValueError(
-            f"{name} debe ser un tensor de PyTorch de forma (..., n, d); "
-            f"se recibió {type(x).__name__}."
-        )
+def _as_matrix(x, name: str, like: Tensor | nn.Module | None = None) -> Tensor:
+    """``x`` as a floating tensor ``(..., n, d)`` with ``n ≥ 1`` and ``d ≥ 1`` (in ``like``'s dtype)."""
+    x = checks.features(x, name, like=like, finite=True)
     if x.dim() < 2 or x.shape[-2] == 0 or x.shape[-1] == 0:
         raise ValueError(
             f"{name} debe tener forma (..., n, d) con al menos un vector (n ≥ 1) de al menos "
@@ -166,7 +307,7 @@ def dot_similarity(x: Tensor, y: Tensor | None = None) -> Tensor:
     ``(..., n, m)``. With ``y = x`` the matrix is symmetric.
     """
     x = _as_matrix(x, "x")
-    y = x if y is None else _as_matrix(y, "y")
+    y = x if y is None else _as_matrix(y, "y", like=x)
     _check_same_dim(x, y)
     return x @ y.transpose(-2, -1)
 
@@ -178,8 +319,9 @@ def cosine_similarity(x: Tensor, y: Tensor | None = None, eps: float = 1e-12) ->
     vectors: its diagonal (``y = x``) is 1 for every non-zero vector.
     """
     x = _as_matrix(x, "x")
-    y = x if y is None else _as_matrix(y, "y")
+    y = x if y is None else _as_matrix(y, "y", like=x)
     _check_same_dim(x, y)
+    eps = checks.positive_number(eps, "eps")
     xn = x / x.norm(dim=-1, keepdim=True).clamp_min(eps)
     yn = y / y.norm(dim=-1, keepdim=True).clamp_min(eps)
     return xn @ yn.transpose(-2, -1)
@@ -190,6 +332,7 @@ def similarity_matrix(x: Tensor, y: Tensor | None = None, kind: str = "dot") -> 
     if kind == "dot":
         return dot_similarity(x, y)
     if kind == "scaled":
+        x = _as_matrix(x, "x")
         return dot_similarity(x, y) / math.sqrt(x.shape[-1])
     if kind == "cosine":
         return cosine_similarity(x, y)
@@ -209,13 +352,15 @@ def basic_self_attention(
 
     Shapes: ``x (..., n, d)`` → ``(output (..., n, d), weights (..., n, n))``.
     """
-    _check_temperature(temperature)
+    x = _as_matrix(x, "x")
     weights = softmax(similarity_matrix(x, kind=kind), dim=-1, temperature=temperature)
     return weights @ x, weights
 
 
 def is_convex_combination(weights: Tensor, atol: float = 1e-6) -> bool:
     """True when every row of ``weights`` is ≥ 0 and sums to 1 (within ``atol``)."""
+    weights = checks.features(weights, "weights")
+    atol = checks.non_negative_number(atol, "atol")
     return bool((weights >= -atol).all() and torch.allclose(
         weights.sum(-1), torch.ones((), dtype=weights.dtype), atol=atol))
 
@@ -226,7 +371,7 @@ def convex_hull_2d(points: Tensor) -> Tensor:
     Andrew's monotone chain. ``points`` has shape ``(n, 2)``; collinear points
     on an edge are left out.
     """
-    pts = torch.as_tensor(points, dtype=torch.float64)
+    pts = checks.features(points, "points", dtype=torch.float64, finite=True)
     if pts.dim() != 2 or pts.shape[1] != 2 or pts.shape[0] < 1:
         raise ValueError(
             f"Se esperaban puntos del plano, de forma (n, 2) con n ≥ 1; "
@@ -258,10 +403,10 @@ def in_convex_hull_2d(queries: Tensor, points: Tensor, atol: float = 1e-6) -> Te
     Shapes: ``queries (m, 2)``, ``points (n, 2)`` with at least three points
     not on one line → boolean ``(m,)``.
     """
-    q = torch.as_tensor(queries, dtype=torch.float64)
+    q = checks.features(queries, "queries", dtype=torch.float64, finite=True)
     if q.dim() != 2 or q.shape[1] != 2:
         raise ValueError(f"Las consultas deben tener forma (m, 2); se recibió {tuple(q.shape)}.")
-    pts = torch.as_tensor(points, dtype=torch.float64)
+    pts = checks.features(points, "points", dtype=torch.float64, finite=True)
     hull = pts[convex_hull_2d(pts)]
     if len(hull) < 3:
         raise ValueError("Se necesitan al menos tres puntos que no estén alineados.")
@@ -276,16 +421,18 @@ def in_convex_hull_2d(queries: Tensor, points: Tensor, atol: float = 1e-6) -> Te
 # ---------------------------------------------------------------------------
 
 
-def _check_score_inputs(query: Tensor, keys: Tensor, query_dim: int | None = None,
-                        key_dim: int | None = None) -> None:
-    _as_matrix(query, "query")
-    _as_matrix(keys, "keys")
+def _check_score_inputs(query, keys, like: nn.Module | None = None, query_dim: int | None = None,
+                        key_dim: int | None = None) -> tuple[Tensor, Tensor]:
+    """``query (..., q, d_q)`` and ``keys (..., k, d_k)`` as tensors of one dtype (``like``'s, if given)."""
+    query = _as_matrix(query, "query", like=like)
+    keys = _as_matrix(keys, "keys", like=query if like is None else like)
     if query_dim is not None and query.shape[-1] != query_dim:
         raise ValueError(
             f"La consulta debe tener {query_dim} componentes; tiene {query.shape[-1]}."
         )
     if key_dim is not None and keys.shape[-1] != key_dim:
         raise ValueError(f"Las claves deben tener {key_dim} componentes; tienen {keys.shape[-1]}.")
+    return query, keys
 
 
 class DotScore(nn.Module):
@@ -295,7 +442,7 @@ class DotScore(nn.Module):
     """
 
     def forward(self, query: Tensor, keys: Tensor) -> Tensor:
-        _check_score_inputs(query, keys)
+        query, keys = _check_score_inputs(query, keys)
         _check_same_dim(query, keys, "la consulta y las claves")
         return query @ keys.transpose(-2, -1)
 
@@ -304,7 +451,8 @@ class ScaledDotScore(DotScore):
     """``score(s, h) = s · h / √d`` (Vaswani et al., 2017)."""
 
     def forward(self, query: Tensor, keys: Tensor) -> Tensor:
-        return super().forward(query, keys) / math.sqrt(query.shape[-1])
+        scores = super().forward(query, keys)
+        return scores / math.sqrt(_as_matrix(query, "query").shape[-1])
 
 
 class BilinearScore(nn.Module):
@@ -316,13 +464,14 @@ class BilinearScore(nn.Module):
 
     def __init__(self, query_dim: int, key_dim: int | None = None):
         super().__init__()
-        key_dim = query_dim if key_dim is None else key_dim
+        query_dim = checks.positive_int(query_dim, "query_dim")
+        key_dim = query_dim if key_dim is None else checks.positive_int(key_dim, "key_dim")
         self.query_dim, self.key_dim = query_dim, key_dim
         self.weight = nn.Parameter(torch.empty(query_dim, key_dim))
         nn.init.xavier_uniform_(self.weight)
 
     def forward(self, query: Tensor, keys: Tensor) -> Tensor:
-        _check_score_inputs(query, keys, self.query_dim, self.key_dim)
+        query, keys = _check_score_inputs(query, keys, self, self.query_dim, self.key_dim)
         return query @ self.weight @ keys.transpose(-2, -1)
 
 
@@ -335,15 +484,16 @@ class AdditiveScore(nn.Module):
 
     def __init__(self, query_dim: int, key_dim: int | None = None, hidden_dim: int | None = None):
         super().__init__()
-        key_dim = query_dim if key_dim is None else key_dim
-        hidden_dim = query_dim if hidden_dim is None else hidden_dim
+        query_dim = checks.positive_int(query_dim, "query_dim")
+        key_dim = query_dim if key_dim is None else checks.positive_int(key_dim, "key_dim")
+        hidden_dim = query_dim if hidden_dim is None else checks.positive_int(hidden_dim, "hidden_dim")
         self.query_dim, self.key_dim = query_dim, key_dim
         self.query_proj = nn.Linear(query_dim, hidden_dim, bias=False)
         self.key_proj = nn.Linear(key_dim, hidden_dim, bias=True)
         self.v = nn.Linear(hidden_dim, 1, bias=False)
 
     def forward(self, query: Tensor, keys: Tensor) -> Tensor:
-        _check_score_inputs(query, keys, self.query_dim, self.key_dim)
+        query, keys = _check_score_inputs(query, keys, self, self.query_dim, self.key_dim)
         hidden = torch.tanh(
             self.query_proj(query).unsqueeze(-2) + self.key_proj(keys).unsqueeze(-3)
         )
@@ -357,15 +507,18 @@ def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None,
     Shapes: scores ``(..., q, k)``, values ``(..., k, d_v)`` → ``(..., q, d_v)``
     and ``(..., q, k)``. ``mask`` is boolean, ``True`` = may attend.
     """
-    if scores.shape[-1] != values.shape[-2]:
+    scores = checks.features(scores, "scores")
+    values = checks.features(values, "values", like=scores if scores.is_floating_point() else None,
+                             finite=True)
+    if scores.dim() < 1 or values.dim() < 2 or scores.shape[-1] != values.shape[-2]:
         raise ValueError(
-            f"Hay {scores.shape[-1]} puntuaciones por consulta pero {values.shape[-2]} valores: "
-            "debe haber un valor por clave."
+            f"Hay {scores.shape[-1] if scores.dim() else 0} puntuaciones por consulta pero "
+            f"{values.shape[-2] if values.dim() > 1 else 0} valores (values tiene forma "
+            f"{tuple(values.shape)}, se espera (..., k, d_v)): debe haber un valor por clave."
         )
     if mask is not None:
-        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-            raise TypeError("La máscara debe ser un tensor booleano (True = puede atender).")
-        scores = scores.masked_fill(~mask, float("-inf"))
+        mask = checks.mask(mask, scores.shape, device=scores.device)
+        scores = masking.masked_scores(scores, mask)
     weights = softmax(scores, dim=-1, temperature=temperature)
     return weights @ values, weights
 
@@ -391,16 +544,18 @@ class SelfAttention(nn.Module):
         ``(output, weights)``: ``(batch, seq, d_v)`` and ``(batch, seq, seq)``
         (without the batch axis if ``x`` had none). It gives the same numbers as
         ``F.scaled_dot_product_attention`` on the projected Q, K, V.
+
+    ``x`` may be float64 (``torch.from_numpy``), a NumPy array or a list: it
+    is converted to the layer's dtype and device.
     """
 
     def __init__(self, embed_dim: int, d_k: int | None = None, d_v: int | None = None, *,
                  bias: bool = True, scaled: bool = True):
         super().__init__()
-        d_k = embed_dim if d_k is None else d_k
-        d_v = embed_dim if d_v is None else d_v
-        for name, value in (("embed_dim", embed_dim), ("d_k", d_k), ("d_v", d_v)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} debe ser un entero positivo; se recibió {value!r}.")
+        embed_dim = checks.positive_int(embed_dim, "embed_dim")
+        d_k = embed_dim if d_k is None else checks.positive_int(d_k, "d_k")
+        d_v = embed_dim if d_v is None else checks.positive_int(d_v, "d_v")
+        bias, scaled = checks.boolean(bias, "bias"), checks.boolean(scaled, "scaled")
         self.embed_dim, self.d_k, self.d_v, self.scaled = embed_dim, d_k, d_v, scaled
         self.query = nn.Linear(embed_dim, d_k, bias=bias)
         self.key = nn.Linear(embed_dim, d_k, bias=bias)
@@ -409,13 +564,9 @@ class SelfAttention(nn.Module):
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, d_k={self.d_k}, d_v={self.d_v}, scaled={self.scaled}"
 
-    def _check(self, x: Tensor) -> None:
-        if not isinstance(x, Tensor) or x.dim() not in (2, 3):
-            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(
-                f"x debe tener forma (batch, seq, embed_dim) o (seq, embed_dim); "
-                f"se recibió {shape}."
-            )
+    def _check(self, x) -> Tensor:
+        x = checks.features(x, "x", like=self, ndim=(2, 3), what="(batch, seq, embed_dim) o (seq, embed_dim)",
+                            finite=True)
         if x.shape[-2] == 0:
             raise ValueError("La secuencia está vacía: se necesita al menos una posición.")
         if x.shape[-1] != self.embed_dim:
@@ -423,29 +574,24 @@ class SelfAttention(nn.Module):
                 f"Los vectores de entrada tienen {x.shape[-1]} componentes, pero la capa espera "
                 f"embed_dim={self.embed_dim}."
             )
+        return x
+
+    @property
+    def _scale(self) -> float:
+        return 1.0 / math.sqrt(self.d_k) if self.scaled else 1.0
 
     def scores(self, x: Tensor) -> Tensor:
         """The score matrix ``Q Kᵀ`` (divided by √d_k if ``scaled``): ``(..., seq, seq)``."""
-        self._check(x)
+        x = self._check(x)
         s = self.query(x) @ self.key(x).transpose(-2, -1)
         return s / math.sqrt(self.d_k) if self.scaled else s
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        self._check(x)
-        q, k, v = self.query(x), self.key(x), self.value(x)
-        scale = 1.0 / math.sqrt(self.d_k) if self.scaled else 1.0
+        x = self._check(x)
         if mask is not None:
-            if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-                raise TypeError("La máscara debe ser un tensor booleano (True = puede atender).")
-            target = (*x.shape[:-1], x.shape[-2])
-            try:
-                torch.broadcast_shapes(mask.shape, target)
-            except RuntimeError:
-                raise ValueError(
-                    f"La máscara de forma {tuple(mask.shape)} no se difunde a las puntuaciones "
-                    f"{target}."
-                ) from None
-        return scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
+            mask = checks.mask(mask, (*x.shape[:-1], x.shape[-2]), device=x.device)
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        return _attend(q, k, v, mask, self._scale)
 
 
 # ---------------------------------------------------------------------------
@@ -454,9 +600,8 @@ class SelfAttention(nn.Module):
 
 
 def _check_heads(d_model: int, num_heads: int) -> int:
-    for name, value in (("d_model", d_model), ("num_heads", num_heads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} debe ser un entero positivo; se recibió {value!r}.")
+    d_model = checks.positive_int(d_model, "d_model")
+    num_heads = checks.positive_int(num_heads, "num_heads")
     if d_model % num_heads:
         divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
         raise ValueError(
@@ -475,6 +620,7 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     ``d_k = d_model // heads``. Head ``h`` holds features
     ``h·d_k … (h+1)·d_k - 1``.
     """
+    x = checks.as_tensor(x, "x")
     if x.dim() != 3:
         raise ValueError(
             f"Se esperaba un tensor (batch, seq, d_model); se recibió forma {tuple(x.shape)}."
@@ -489,6 +635,7 @@ def merge_heads(x: Tensor) -> Tensor:
 
     This is the concatenation of the heads along the feature axis.
     """
+    x = checks.as_tensor(x, "x")
     if x.dim() != 4:
         raise ValueError(
             f"Se esperaba un tensor (batch, heads, seq, d_k); se recibió forma {tuple(x.shape)}."
@@ -497,18 +644,30 @@ def merge_heads(x: Tensor) -> Tensor:
     return x.transpose(1, 2).reshape(batch, seq, heads * d_k)
 
 
-def _check_inputs(query: Tensor, key: Tensor, value: Tensor, d_model: int) -> None:
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(x, Tensor) or x.dim() != 3:
-            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(
-                f"{name} debe tener forma (batch, seq, d_model) (batch_first); se recibió "
-                f"{shape}. Para una sola secuencia añade el lote con x.unsqueeze(0)."
-            )
-        if x.shape[-1] != d_model:
-            raise ValueError(
-                f"{name} termina en {x.shape[-1]} rasgos, pero la capa espera d_model={d_model}."
-            )
+def _check_inputs(layer: nn.Module, query, key, value) -> tuple[Tensor, Tensor, Tensor]:
+    """query, key, value of an attention layer as ``(batch, seq, d_model)`` tensors of its dtype.
+
+    ``key`` defaults to ``query`` and ``value`` to ``key``; a tensor given
+    twice is checked once.
+    """
+    checked: dict[int, Tensor] = {}
+    out = []
+    for name, x in (("query", query), ("key", query if key is None else key),
+                    ("value", (query if key is None else key) if value is None else value)):
+        if id(x) not in checked:
+            t = checks.features(x, name, like=layer, finite=True)
+            if t.dim() != 3:
+                raise ValueError(
+                    f"{name} debe tener forma (batch, seq, d_model) (batch_first); se recibió "
+                    f"{tuple(t.shape)}. Para una sola secuencia añade el lote con x.unsqueeze(0)."
+                )
+            if t.shape[-1] != layer.d_model:
+                raise ValueError(
+                    f"{name} termina en {t.shape[-1]} rasgos, pero la capa espera d_model={layer.d_model}."
+                )
+            checked[id(x)] = t
+        out.append(checked[id(x)])
+    query, key, value = out
     if key.shape[:2] != value.shape[:2]:
         raise ValueError(
             f"key y value deben tener el mismo lote y longitud; key {tuple(key.shape)}, "
@@ -518,26 +677,26 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, d_model: int) -> No
         raise ValueError(
             f"query y key deben tener el mismo tamaño de lote: {query.shape[0]} y {key.shape[0]}."
         )
+    return query, key, value
 
 
-def _check_mask(mask: Tensor | None, target: tuple[int, int, int, int]) -> None:
-    if mask is None:
-        return
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        kind = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        raise TypeError(
-            f"La máscara debe ser un tensor booleano (True = puede atender); se recibió {kind}."
-        )
-    try:
-        ok = torch.broadcast_shapes(mask.shape, target) == torch.Size(target)
-    except RuntimeError:
-        ok = False
-    if not ok:
-        raise ValueError(
-            f"La máscara de forma {tuple(mask.shape)} no se difunde a (batch, heads, q, k) = "
-            f"{target}. Formas habituales: (q, k) para una causal, (batch, 1, 1, k) para una "
-            "de relleno, (batch, 1, q, k) para una por frase."
-        )
+def _fused(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias: Tensor | None,
+           dropout: float) -> Tensor:
+    """PyTorch's fused kernel, ``F.scaled_dot_product_attention``: the numbers of :func:`_attend`
+    without the ``(batch, heads, q, k)`` weights in memory.
+
+    Its boolean ``attn_mask`` has our convention (``True`` = takes part); a
+    float one is added to the scores, which is how ``bias`` goes in.
+    """
+    keep = None
+    if mask is not None:
+        # A query with every key blocked: some kernels give NaN there. Let it
+        # see everything, then zero its output, as the explicit path does.
+        keep = mask.any(-1, keepdim=True)
+        mask = mask | ~keep
+        bias = mask if bias is None else torch.where(mask, bias, -math.inf)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout)
+    return out if keep is None else out.masked_fill(~keep, 0.0)
 
 
 class MultiHeadAttention(torch.nn.Module):
@@ -551,6 +710,17 @@ class MultiHeadAttention(torch.nn.Module):
 
     Call as ``mha(x)`` (self-attention), ``mha(x, memory)`` (cross-attention:
     keys and values from ``memory``) or ``mha(query, key, value)``.
+
+    Two paths compute the same numbers:
+
+    * ``need_weights=True`` (default): the explicit formula the chapters read,
+      :func:`scaled_dot_product_attention` per head; dropout (training only)
+      acts on the weights before their one product with V.
+    * ``need_weights=False``: PyTorch's fused kernel
+      ``F.scaled_dot_product_attention`` (flash or memory-efficient attention on
+      a GPU), which never stores the ``(batch, heads, q, k)`` weights; it
+      returns ``(output, None)``, as ``nn.MultiheadAttention`` does. Use it to
+      train.
 
     Position schemes that act inside attention (see :mod:`dldna.positional`):
     ``bias`` is a float tensor added to the scaled scores of every head
@@ -566,25 +736,29 @@ class MultiHeadAttention(torch.nn.Module):
 
     Returns:
         ``(output, weights)``: ``(batch, q_len, d_model)`` and the per-head
-        weights ``(batch, heads, q_len, k_len)`` (before dropout). A query
-        with every key masked gets zero weights (not NaN).
+        weights ``(batch, heads, q_len, k_len)`` (before dropout; ``None``
+        with ``need_weights=False``). A query with every key masked gets zero
+        weights and a zero head output (not NaN) on both paths.
 
     With the same weights (:meth:`load_torch`) it gives the same numbers as
-    ``torch.nn.MultiheadAttention(d_model, num_heads, batch_first=True)``,
-    whose masks use the opposite convention (``True`` = blocked).
+    ``torch.nn.MultiheadAttention(d_model, num_heads, batch_first=True)``.
+    Mask conventions differ between PyTorch's APIs: for
+    ``F.scaled_dot_product_attention`` a boolean ``True`` takes part (as here);
+    for ``nn.MultiheadAttention`` (``attn_mask``, ``key_padding_mask``) and
+    ``nn.Transformer`` ``True`` means blocked, so pass ``~mask`` there.
     """
 
     def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, dropout: float = 0.0):
         super().__init__()
         self.d_k = _check_heads(d_model, num_heads)
-        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout debe estar en [0, 1); se recibió {dropout!r}.")
-        self.d_model = d_model
-        self.num_heads = num_heads
-        self.q_proj = torch.nn.Linear(d_model, d_model, bias=bias)
-        self.k_proj = torch.nn.Linear(d_model, d_model, bias=bias)
-        self.v_proj = torch.nn.Linear(d_model, d_model, bias=bias)
-        self.out_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        dropout = checks.probability(dropout, "dropout", allow_one=False)
+        bias = checks.boolean(bias, "bias")
+        self.d_model = int(d_model)
+        self.num_heads = int(num_heads)
+        self.q_proj = torch.nn.Linear(self.d_model, self.d_model, bias=bias)
+        self.k_proj = torch.nn.Linear(self.d_model, self.d_model, bias=bias)
+        self.v_proj = torch.nn.Linear(self.d_model, self.d_model, bias=bias)
+        self.out_proj = torch.nn.Linear(self.d_model, self.d_model, bias=bias)
         self.dropout = torch.nn.Dropout(dropout)
 
     def extra_repr(self) -> str:
@@ -598,27 +772,29 @@ class MultiHeadAttention(torch.nn.Module):
         mask: Tensor | None = None,
         bias: Tensor | None = None,
         rotary: object | None = None,
-    ) -> tuple[Tensor, Tensor]:
-        key = query if key is None else key
-        value = key if value is None else value
-        _check_inputs(query, key, value, self.d_model)
+        *,
+        need_weights: bool = True,
+    ) -> tuple[Tensor, Tensor | None]:
+        query, key, value = _check_inputs(self, query, key, value)
         target = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
-        _check_mask(mask, target)
-        if bias is not None:
-            _check_bias(bias, target)
+        mask = None if mask is None else checks.mask(mask, target, device=query.device)
+        bias = None if bias is None else _check_bias(bias, target, query)
+        if rotary is not None and not callable(rotary):
+            raise TypeError(
+                "rotary debe ser un objeto invocable rotary(q, k) -> (q, k), como "
+                f"dldna.positional.RotaryEmbedding; se recibió {type(rotary).__name__}."
+            )
+        need_weights = checks.boolean(need_weights, "need_weights")
+
         q = split_heads(self.q_proj(query), self.num_heads)
         k = split_heads(self.k_proj(key), self.num_heads)
         v = split_heads(self.v_proj(value), self.num_heads)
         if rotary is not None:
-            if not callable(rotary):
-                raise TypeError(
-                    "rotary debe ser un objeto invocable rotary(q, k) -> (q, k), como "
-                    f"dldna.positional.RotaryEmbedding; se recibió {type(rotary).__name__}."
-                )
             q, k = rotary(q, k)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
-        if self.training and self.dropout.p > 0:
-            heads = self.dropout(weights) @ v
+        if not need_weights:
+            p = self.dropout.p if self.training else 0.0
+            return self.out_proj(merge_heads(_fused(q, k, v, mask, bias, p))), None
+        heads, weights = _attend(q, k, v, mask, 1.0 / math.sqrt(self.d_k), bias=bias, dropout=self.dropout)
         return self.out_proj(merge_heads(heads)), weights
 
     @torch.no_grad()
@@ -652,7 +828,12 @@ class MultiHeadAttention(torch.nn.Module):
     @classmethod
     def from_torch(cls, module: torch.nn.MultiheadAttention) -> MultiHeadAttention:
         """A new layer holding the weights of ``module`` (see :meth:`load_torch`)."""
-        layer = cls(module.embed_dim, module.num_heads, bias=module.in_proj_bias is not None)
+        if not isinstance(module, torch.nn.MultiheadAttention):
+            raise TypeError(
+                f"Se esperaba un torch.nn.MultiheadAttention; se recibió {type(module).__name__}."
+            )
+        layer = cls(module.embed_dim, module.num_heads, bias=module.in_proj_bias is not None,
+                    dropout=module.dropout)
         return layer.load_torch(module)
 
 
@@ -686,10 +867,11 @@ class CollaborativeAttention(torch.nn.Module):
     ):
         super().__init__()
         self.d_k = _check_heads(d_model, num_heads)
-        if isinstance(d_shared, bool) or not isinstance(d_shared, int) or d_shared < 1:
-            raise ValueError(f"d_shared debe ser un entero positivo; se recibió {d_shared!r}.")
+        d_model, num_heads = int(d_model), int(num_heads)
+        d_shared = checks.positive_int(d_shared, "d_shared")
+        bias = checks.boolean(bias, "bias")
         self.d_model, self.num_heads, self.d_shared = d_model, num_heads, d_shared
-        self.scale = 1.0 / math.sqrt(d_shared) if scale is None else float(scale)
+        self.scale = 1.0 / math.sqrt(d_shared) if scale is None else checks.positive_number(scale, "scale")
         self.q_proj = torch.nn.Linear(d_model, d_shared, bias=bias)
         self.k_proj = torch.nn.Linear(d_model, d_shared, bias=bias)
         self.v_proj = torch.nn.Linear(d_model, d_model, bias=bias)
@@ -706,12 +888,11 @@ class CollaborativeAttention(torch.nn.Module):
         value: Tensor | None = None,
         mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
-        key = query if key is None else key
-        value = key if value is None else value
-        _check_inputs(query, key, value, self.d_model)
-        _check_mask(mask, (query.shape[0], self.num_heads, query.shape[1], key.shape[1]))
+        query, key, value = _check_inputs(self, query, key, value)
+        target = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
+        mask = None if mask is None else checks.mask(mask, target, device=query.device)
         q = self.q_proj(query)[:, None] * self.mixing[None, :, None, :]  # (b, h, q, D)
         k = self.k_proj(key)[:, None]  # (b, 1, k, D): shared by every head
         v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)
+        heads, weights = _attend(q, k, v, mask, self.scale)
         return self.out_proj(merge_heads(heads)), weights

@@ -38,6 +38,8 @@ __all__ = [
     "as_tensor",
     "features",
     "ids",
+    "mask",
+    "boolean",
 ]
 
 
@@ -50,11 +52,24 @@ def _is_integer(value) -> bool:
         and value.dtype != torch.bool
 
 
+def _hint(value) -> str:
+    """A short Spanish hint for the usual slips: a number typed as text, a float for an int."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return ""
+        return f" Escribe el número sin comillas: {value.strip()}."
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return f" Escríbelo sin decimales: {int(value)}."
+    return ""
+
+
 def positive_int(value, name: str, *, minimum: int = 1) -> int:
     """``value`` as an ``int`` ≥ ``minimum`` (NumPy and 0-d tensor integers accepted)."""
     if not _is_integer(value) or int(value) < minimum:
         what = "un entero positivo" if minimum == 1 else f"un entero mayor o igual que {minimum}"
-        raise ValueError(f"{name} debe ser {what}; se recibió {value!r}.")
+        raise ValueError(f"{name} debe ser {what}; se recibió {value!r}.{_hint(value)}")
     return int(value)
 
 
@@ -65,7 +80,7 @@ def non_negative_int(value, name: str) -> int:
 
 def _number(value, name: str, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name} debe ser {what}; se recibió {value!r}.")
+        raise ValueError(f"{name} debe ser {what}; se recibió {value!r}.{_hint(value)}")
     return float(value)
 
 
@@ -104,6 +119,16 @@ def text(value, name: str, *, allow_empty: bool = False) -> str:
     return value
 
 
+def boolean(value, name: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (NumPy booleans accepted).
+
+    A truthy string such as ``"no"`` is refused: it would silently mean ``True``.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} debe ser True o False; se recibió {value!r}.")
+    return bool(value)
+
+
 def one_of(value, name: str, choices: Iterable):
     """``value`` if it is one of ``choices``."""
     options = list(choices)
@@ -118,11 +143,16 @@ def one_of(value, name: str, choices: Iterable):
     return value
 
 
-def device(value) -> torch.device:
-    """A device name or ``torch.device``, checked by :func:`dldna.runtime.get_device`
-    (``None`` means the book's current device)."""
+def device(value, *, optional: bool = False) -> torch.device | None:
+    """A device name or ``torch.device``, checked by :func:`dldna.runtime.get_device`.
+
+    ``None`` means the book's current device, or stays ``None`` with
+    ``optional=True`` (for functions whose default is PyTorch's own: the CPU).
+    """
     from dldna import runtime
 
+    if value is None and optional:
+        return None
     if value is None or isinstance(value, str):
         return runtime.get_device(value)
     if isinstance(value, torch.device):
@@ -156,7 +186,16 @@ def as_tensor(x, name: str) -> Tensor:
         return x
     if isinstance(x, (np.ndarray, list, tuple, numbers.Number)) and not isinstance(x, bool):
         try:
-            return torch.as_tensor(np.asarray(x))
+            array = np.asarray(x)
+        except ValueError:  # NumPy refuses lists whose rows have different lengths
+            array = None
+        if array is None or array.dtype == object:
+            raise ValueError(
+                f"{name}: las filas de la lista tienen longitudes distintas; un tensor necesita "
+                "filas de la misma longitud (rellena las cortas)."
+            )
+        try:
+            return torch.as_tensor(np.ascontiguousarray(array))
         except (TypeError, ValueError, RuntimeError):
             pass
     raise TypeError(
@@ -165,22 +204,40 @@ def as_tensor(x, name: str) -> Tensor:
     )
 
 
-def _check_ndim(t: Tensor, name: str, ndim) -> None:
+def _check_ndim(t: Tensor, name: str, ndim, what: str | None = None) -> None:
     if ndim is None:
         return
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if t.dim() not in allowed:
         want = " o ".join(str(n) for n in allowed)
-        raise ValueError(f"{name} debe tener {want} dimensiones; tiene forma {tuple(t.shape)}.")
+        form = f"forma {what} ({want} dimensiones)" if what else f"{want} dimensiones"
+        raise ValueError(f"{name} debe tener {form}; tiene forma {tuple(t.shape)}.")
+
+
+def _autocasting(t: Tensor) -> bool:
+    try:
+        return torch.is_autocast_enabled(t.device.type)
+    except TypeError:  # PyTorch older than 2.4: only CUDA's flag exists
+        return t.device.type == "cuda" and torch.is_autocast_enabled()
 
 
 def features(x, name: str, *, like: nn.Module | Tensor | None = None, ndim=None,
-             dtype: torch.dtype | None = None) -> Tensor:
+             dtype: torch.dtype | None = None, what: str | None = None,
+             finite: bool = False) -> Tensor:
     """Real-valued input (vectors, scores, images) as a floating tensor.
 
     Converted to ``dtype``, or to the dtype and device of ``like`` (a module:
     its parameters; a tensor: itself), or to the default float dtype if it is
-    an integer tensor. Rejects complex and boolean tensors and NaN.
+    an integer tensor. Inside ``torch.autocast`` a floating input keeps its
+    dtype (autocast chooses the precision of each operation). ``ndim`` (an int
+    or several) is the allowed rank and ``what`` the shape a message names,
+    e.g. ``"(batch, seq, d_model)"``.
+
+    Rejects complex and boolean tensors, NaN, and ``±inf`` when ``finite``
+    (scores may hold ``-inf`` for masked positions; layer inputs may not).
+    The values are looked at only on the CPU, where a reader's own tensors
+    live: on a GPU reading them would make the program wait for the device at
+    every call, so there NaN travels on as PyTorch's own layers let it.
     """
     t = as_tensor(x, name)
     if t.dtype == torch.bool or t.is_complex():
@@ -195,13 +252,47 @@ def features(x, name: str, *, like: nn.Module | Tensor | None = None, ndim=None,
             target_device = like.device
     if dtype is None and not t.is_floating_point():
         dtype = torch.get_default_dtype()
-    if dtype is not None and t.dtype != dtype:
+    if dtype is not None and t.dtype != dtype and not (t.is_floating_point() and _autocasting(t)):
         t = t.to(dtype)
     if target_device is not None and t.device != target_device:
         t = t.to(target_device)
-    _check_ndim(t, name, ndim)
-    if t.numel() and torch.isnan(t).any():
-        raise ValueError(f"{name} contiene NaN (valores no numéricos): revisa cómo se calcularon.")
+    _check_ndim(t, name, ndim, what)
+    if t.device.type == "cpu" and t.numel():
+        bad = ~torch.isfinite(t) if finite else torch.isnan(t)
+        if bad.any():
+            if torch.isnan(t).any():
+                raise ValueError(f"{name} contiene NaN (valores no numéricos): revisa cómo se calcularon.")
+            raise ValueError(f"{name} contiene valores infinitos (inf); se esperaban números finitos.")
+    return t
+
+
+def mask(value, target, name: str = "La máscara", *, device: torch.device | None = None) -> Tensor:
+    """A boolean mask (``True`` = may attend) that broadcasts to the shape ``target``.
+
+    NumPy boolean arrays and lists of booleans are accepted; the mask moves to
+    ``device`` (that of the scores). Integer and float masks are refused: 0/1
+    and 0/-inf masks mean different things in different libraries.
+    """
+    t = as_tensor(value, name)
+    if t.dtype != torch.bool:
+        raise TypeError(
+            f"{name} debe ser un tensor booleano (True = puede atender); se recibió dtype {t.dtype}. "
+            "Una máscara de 0 y 1 se convierte con mascara.bool(); una aditiva (0 / -inf), "
+            "con dldna.masking.from_additive."
+        )
+    target = tuple(target)
+    try:
+        ok = torch.broadcast_shapes(t.shape, target) == torch.Size(target)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        usual = (" Formas habituales: (q, k) para una causal, (batch, 1, 1, k) para una de relleno, "
+                 "(batch, 1, q, k) para una por frase.") if len(target) == 4 else ""
+        raise ValueError(
+            f"{name} de forma {tuple(t.shape)} no se difunde a las puntuaciones {target}.{usual}"
+        )
+    if device is not None and t.device != device:
+        t = t.to(device)
     return t
 
 

@@ -22,6 +22,11 @@ Conventions (the same as the rest of ``dldna`` and ``torch.nn``'s ``batch_first`
   only if every mask allows it. :func:`to_additive` turns a boolean mask into
   the additive form ``0 / -inf`` that is added to the scores, and
   :func:`from_additive` goes back.
+* :func:`masked_scores` blocks positions in a score tensor with a value that
+  exists in the scores' own dtype: ``-inf``, or ``torch.finfo(dtype).min``.
+  A literal such as ``-1e9`` does not fit in float16 (whose range ends at
+  ``-65504``): ``scores.half().masked_fill(~mask, -1e9)`` raises an overflow
+  error.
 
 The sparse patterns follow Child et al. (2019), "Generating Long Sequences with
 Sparse Transformers": with stride ``l``, the *strided* pattern lets query ``i``
@@ -32,10 +37,12 @@ positions ("summary" cells) of every block.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
 
 import torch
 from torch import Tensor
+
+from dldna import checks
 
 __all__ = [
     "sequence_mask",
@@ -48,6 +55,7 @@ __all__ = [
     "grid_mask",
     "to_additive",
     "from_additive",
+    "masked_scores",
     "fully_masked_rows",
     "describe",
 ]
@@ -58,32 +66,19 @@ __all__ = [
 # ---------------------------------------------------------------------------
 
 
-def _check_positive_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(
-            f"{name} debe ser un entero mayor o igual que {minimum}; se recibió {value!r}."
-        )
-    return value
-
-
 def _lengths_tensor(lengths) -> Tensor:
-    if isinstance(lengths, Tensor):
-        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-            raise TypeError(
-                f"Las longitudes deben ser enteras; se recibió un tensor de tipo {lengths.dtype}."
-            )
-        tensor = lengths.detach().to("cpu", torch.long)
-    elif isinstance(lengths, Sequence) and not isinstance(lengths, (str, bytes)):
-        if not all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
-            raise TypeError(
-                f"Las longitudes deben ser enteros (una por frase); se recibió {list(lengths)!r}."
-            )
-        tensor = torch.tensor(list(lengths), dtype=torch.long)
-    else:
+    try:
+        tensor = checks.as_tensor(lengths, "lengths")
+    except (TypeError, ValueError):
         raise TypeError(
             "Las longitudes deben ser una lista de enteros o un tensor 1-D de enteros, "
-            f"una por frase del lote; se recibió {type(lengths).__name__}."
+            f"una por frase del lote; se recibió {lengths!r}."
+        ) from None
+    if tensor.dtype.is_floating_point or tensor.dtype == torch.bool or tensor.is_complex():
+        raise TypeError(
+            f"Las longitudes deben ser números enteros; se recibió {tensor.tolist()!r}."
         )
+    tensor = tensor.detach().to("cpu", torch.long)
     if tensor.dim() != 1 or tensor.numel() == 0:
         raise ValueError(
             "Las longitudes deben formar un vector 1-D no vacío (una por frase del lote); "
@@ -97,11 +92,10 @@ def _lengths_tensor(lengths) -> Tensor:
 
 
 def _check_bool_mask(mask, name: str = "La máscara") -> Tensor:
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"{name} debe ser un tensor de PyTorch; se recibió {type(mask).__name__}.")
+    mask = checks.as_tensor(mask, name)
     if mask.dtype != torch.bool:
         raise TypeError(
-            f"{name} debe ser booleana (True = puede atender); se recibió dtype {mask.dtype}. "
+            f"{name} debe ser un tensor booleano (True = puede atender); se recibió dtype {mask.dtype}. "
             "Si tienes una máscara aditiva (0 / -inf), conviértela con masking.from_additive."
         )
     return mask
@@ -124,16 +118,13 @@ def sequence_mask(lengths, max_len: int | None = None, *, side: str = "right") -
     """
     n = _lengths_tensor(lengths)
     longest = int(n.max())
-    if max_len is None:
-        max_len = max(longest, 1)
-    _check_positive_int(max_len, "max_len")
+    max_len = max(longest, 1) if max_len is None else checks.positive_int(max_len, "max_len")
     if longest > max_len:
         raise ValueError(
             f"Una frase mide {longest} tókenes, más que la longitud máxima max_len={max_len}: "
             "max_len debe ser al menos la longitud de la frase más larga."
         )
-    if side not in ("right", "left"):
-        raise ValueError(f"side debe ser 'right' o 'left'; se recibió {side!r}.")
+    checks.one_of(side, "side", ("right", "left"))
     pos = torch.arange(max_len)
     if side == "right":
         return pos[None, :] < n[:, None]
@@ -166,21 +157,12 @@ def padding_mask(
             "Da las longitudes de las frases (lengths) o los identificadores de tókenes "
             "(token_ids, con pad_id), pero no ambos ni ninguno."
         )
+    queries = checks.boolean(queries, "queries")
     if token_ids is not None:
-        if not isinstance(token_ids, Tensor) or token_ids.dim() != 2:
-            got = (tuple(token_ids.shape) if isinstance(token_ids, Tensor)
-                   else type(token_ids).__name__)
-            raise ValueError(
-                f"token_ids debe ser un tensor de forma (batch, seq); se recibió {got}."
-            )
-        if token_ids.dtype.is_floating_point or token_ids.dtype == torch.bool:
-            raise TypeError(f"token_ids debe ser de enteros; se recibió dtype {token_ids.dtype}.")
-        if pad_id is None or isinstance(pad_id, bool) or not isinstance(pad_id, int):
-            raise ValueError(
-                f"Con token_ids hay que indicar pad_id, el entero que marca el relleno; "
-                f"se recibió pad_id={pad_id!r}."
-            )
-        valid = token_ids != pad_id
+        token_ids = checks.ids(token_ids, "token_ids", ndim=2)
+        if pad_id is None:
+            raise ValueError("Con token_ids hay que indicar pad_id, el entero que marca el relleno.")
+        valid = token_ids != checks.non_negative_int(pad_id, "pad_id")
     else:
         if pad_id is not None:
             raise ValueError("pad_id solo tiene sentido junto con token_ids.")
@@ -204,10 +186,9 @@ def causal_mask(q_len: int, k_len: int | None = None, device=None) -> Tensor:
     to be the *last* ``q_len`` positions (as when new tokens are appended to
     ``k_len - q_len`` earlier ones), so row ``i`` sees keys ``0 … i + k_len - q_len``.
     """
-    _check_positive_int(q_len, "q_len (longitud de las consultas)")
-    if k_len is None:
-        k_len = q_len
-    _check_positive_int(k_len, "k_len (longitud de las claves)")
+    q_len = checks.positive_int(q_len, "q_len (longitud de las consultas)")
+    k_len = q_len if k_len is None else checks.positive_int(k_len, "k_len (longitud de las claves)")
+    device = checks.device(device, optional=True)
     if k_len < q_len:
         raise ValueError(
             f"En una máscara causal no puede haber más consultas ({q_len}) que claves ({k_len})."
@@ -230,9 +211,10 @@ def local_window_mask(size: int, window: int, *, causal: bool = False, device=No
     ``0 <= i - j < window`` (itself and the ``window - 1`` previous ones).
     ``window=1`` is the diagonal: each position sees only itself.
     """
-    _check_positive_int(size, "size (longitud de la secuencia)")
-    _check_positive_int(window, "window (tamaño de la ventana)")
-    d = _offsets(size, device)
+    size = checks.positive_int(size, "size (longitud de la secuencia)")
+    window = checks.positive_int(window, "window (tamaño de la ventana)")
+    causal = checks.boolean(causal, "causal")
+    d = _offsets(size, checks.device(device, optional=True))
     if causal:
         return (d >= 0) & (d < window)
     return d.abs() < window
@@ -247,9 +229,10 @@ def strided_mask(size: int, stride: int, *, causal: bool = True, device=None) ->
     is what a query can reach in one layer. ``causal=False`` mirrors both sets
     to the future (``|i - j|``).
     """
-    _check_positive_int(size, "size (longitud de la secuencia)")
-    _check_positive_int(stride, "stride (paso)")
-    d = _offsets(size, device)
+    size = checks.positive_int(size, "size (longitud de la secuencia)")
+    stride = checks.positive_int(stride, "stride (paso)")
+    causal = checks.boolean(causal, "causal")
+    d = _offsets(size, checks.device(device, optional=True))
     dist = d if causal else d.abs()
     return (dist >= 0) & ((dist <= stride) | (dist % stride == 0))
 
@@ -264,9 +247,11 @@ def fixed_mask(
     block (``j mod block >= block - summary``), which act as summaries that
     carry information between blocks. ``causal=True`` keeps only ``j <= i``.
     """
-    _check_positive_int(size, "size (longitud de la secuencia)")
-    _check_positive_int(block, "block (tamaño del bloque)")
-    _check_positive_int(summary, "summary (celdas resumen por bloque)")
+    size = checks.positive_int(size, "size (longitud de la secuencia)")
+    block = checks.positive_int(block, "block (tamaño del bloque)")
+    summary = checks.positive_int(summary, "summary (celdas resumen por bloque)")
+    causal = checks.boolean(causal, "causal")
+    device = checks.device(device, optional=True)
     if summary > block:
         raise ValueError(
             f"summary ({summary}) no puede ser mayor que el tamaño del bloque ({block})."
@@ -288,9 +273,10 @@ def grid_mask(height: int, width: int, radius: int = 1, *, device=None) -> Tenso
     ``p'`` iff both coordinates differ by at most ``radius``: with
     ``radius=1`` each pixel sees the 3×3 window a convolution sees.
     """
-    _check_positive_int(height, "height (alto de la cuadrícula)")
-    _check_positive_int(width, "width (ancho de la cuadrícula)")
-    _check_positive_int(radius, "radius (radio de la vecindad)", minimum=0)
+    height = checks.positive_int(height, "height (alto de la cuadrícula)")
+    width = checks.positive_int(width, "width (ancho de la cuadrícula)")
+    radius = checks.non_negative_int(radius, "radius (radio de la vecindad)")
+    device = checks.device(device, optional=True)
     pos = torch.arange(height * width, device=device)
     rows, cols = pos // width, pos % width
     close_rows = (rows[:, None] - rows[None, :]).abs() <= radius
@@ -313,8 +299,7 @@ def combine(*masks: Tensor | None) -> Tensor | None:
     present = [m for m in masks if m is not None]
     if not present:
         return None
-    for k, m in enumerate(present):
-        _check_bool_mask(m, f"La máscara número {k + 1}")
+    present = [_check_bool_mask(m, f"La máscara número {k + 1}") for k, m in enumerate(present)]
     try:
         shape = torch.broadcast_shapes(*(m.shape for m in present))
     except RuntimeError as err:
@@ -335,10 +320,11 @@ def to_additive(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
     Adding it to the scores before the softmax has the same effect as
     ``scores.masked_fill(~mask, -inf)``.
     """
-    _check_bool_mask(mask)
-    if not dtype.is_floating_point:
+    mask = _check_bool_mask(mask)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(
-            f"Una máscara aditiva necesita un dtype de coma flotante; se pidió {dtype}."
+            f"Una máscara aditiva necesita un dtype de coma flotante (torch.float32, "
+            f"torch.float16…); se pidió {dtype!r}."
         )
     zeros = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
     return zeros.masked_fill(~mask, float("-inf"))
@@ -352,7 +338,35 @@ def from_additive(additive: Tensor) -> Tensor:
     """
     if not isinstance(additive, Tensor) or not additive.dtype.is_floating_point:
         raise TypeError("La máscara aditiva debe ser un tensor de coma flotante (0 / -inf).")
+    if torch.isnan(additive).any():
+        raise ValueError("La máscara aditiva contiene NaN; se esperaban 0 y -inf.")
     return additive > -1e4
+
+
+def masked_scores(scores: Tensor, mask: Tensor, *, fill: str = "-inf") -> Tensor:
+    """``scores`` with every blocked position (``mask`` False) set to a very negative value.
+
+    The value exists in the scores' own dtype, whatever it is:
+
+    * ``fill="-inf"`` (default): the blocked weight is exactly 0. A query with
+      every key blocked has a row of ``-inf``, which ``torch.softmax`` turns
+      into NaN; :func:`dldna.attention.softmax` gives it zeros.
+    * ``fill="min"``: ``torch.finfo(scores.dtype).min`` (``-65504`` in
+      float16, ``-3.4e38`` in float32). ``torch.softmax`` then never gives
+      NaN, but a fully blocked row gets *uniform* weights over the keys it
+      should not see (find such rows with :func:`fully_masked_rows`).
+
+    Never a literal such as ``-1e9``: it does not fit in float16, and
+    ``masked_fill(~mask, -1e9)`` on float16 scores raises an overflow error.
+
+    Shapes: ``mask`` boolean (``True`` = may attend) broadcastable to ``scores``.
+    """
+    if not isinstance(scores, Tensor) or not scores.is_floating_point():
+        kind = scores.dtype if isinstance(scores, Tensor) else type(scores).__name__
+        raise TypeError(f"Las puntuaciones deben ser un tensor de coma flotante; se recibió {kind}.")
+    mask = checks.mask(mask, scores.shape, device=scores.device)
+    fill = checks.one_of(fill, "fill", ("-inf", "min"))
+    return scores.masked_fill(~mask, -math.inf if fill == "-inf" else torch.finfo(scores.dtype).min)
 
 
 def fully_masked_rows(mask: Tensor) -> Tensor:
@@ -361,13 +375,17 @@ def fully_masked_rows(mask: Tensor) -> Tensor:
     Shape: the mask's shape without its last dimension. A naive softmax turns
     such a row into NaN; :func:`dldna.attention.softmax` gives it zeros.
     """
-    _check_bool_mask(mask)
+    mask = _check_bool_mask(mask)
+    if mask.dim() == 0:
+        raise ValueError("La máscara debe tener al menos una dimensión (las claves).")
     return ~mask.any(dim=-1)
 
 
 def describe(mask: Tensor) -> str:
     """One Spanish line: shape, how many positions are allowed, empty rows."""
-    _check_bool_mask(mask)
+    mask = _check_bool_mask(mask)
+    if mask.numel() == 0:
+        return f"forma {tuple(mask.shape)}: máscara vacía"
     allowed = int(mask.sum())
     total = mask.numel()
     empty = int(fully_masked_rows(mask).sum())

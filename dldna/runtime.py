@@ -1,4 +1,4 @@
-"""Where and how the book's code runs: device, seeds, Colab, training sizes.
+"""Where and how the book's code runs: device, seeds, Colab.
 
 Every notebook and every training loop asks this module for its device and
 seeds through it, so a reader can change the behaviour of the whole book from
@@ -8,9 +8,9 @@ one place:
   ``cuda``, ``cuda:N`` or ``mps``. A reader with a GPU can force the CPU path
   that the stored outputs and the tests use.
 * :func:`seed_everything` seeds Python, NumPy and PyTorch (CPU and CUDA).
-* :func:`size_for_device` returns a training cell's setting for the current
-  device: a small CPU default that meets the book's time budgets, a larger
-  one on a GPU.
+
+No setting of the book depends on the device: every cell runs the same
+experiment on a CPU, a CUDA GPU or Apple's MPS, and a GPU only makes it faster.
 """
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ import os
 import platform
 import random
 import sys
-from typing import TypeVar
 
 import numpy as np
 import torch
 
+from dldna import checks
+
 ENV_DEVICE = "DLDNA_DEVICE"
 _KINDS = ("auto", "cpu", "cuda", "mps")
-
-T = TypeVar("T")
 
 
 class DeviceError(ValueError):
@@ -50,16 +49,23 @@ def _parse(name: str) -> tuple[str, int | None]:
     return kind, int(index) if index else None
 
 
-def get_device(name: str | None = None) -> torch.device:
+def get_device(name: str | torch.device | None = None) -> torch.device:
     """Return the device the book's code should use.
 
-    Order of choice: the ``name`` argument, then the ``DLDNA_DEVICE``
-    environment variable, then ``auto`` (cuda > mps > cpu).
+    Order of choice: the ``name`` argument (a name or a ``torch.device``), then
+    the ``DLDNA_DEVICE`` environment variable, then ``auto`` (cuda > mps > cpu).
 
     Raises:
         DeviceError: the name is unknown, or it names a GPU that this machine
             does not have (the message says which devices there are).
     """
+    if isinstance(name, torch.device):
+        name = str(name)
+    if name is not None and not isinstance(name, str):
+        raise DeviceError(
+            f"El dispositivo debe ser un texto ('auto', 'cpu', 'cuda', 'cuda:N', 'mps') o un "
+            f"torch.device; se recibió {type(name).__name__}: {name!r}."
+        )
     requested = name if name is not None else os.environ.get(ENV_DEVICE, "auto")
     source = "el argumento" if name is not None else f"la variable {ENV_DEVICE}"
     kind, index = _parse(requested)
@@ -101,31 +107,28 @@ def available_devices() -> list[str]:
 
 
 def is_accelerated(device: torch.device | str | None = None) -> bool:
-    """True when ``device`` (default: :func:`get_device`) is a GPU (CUDA or MPS)."""
-    dev = torch.device(device) if device is not None else get_device()
-    return dev.type in ("cuda", "mps")
+    """True when ``device`` (default: :func:`get_device`) is a GPU (CUDA or MPS).
 
-
-def size_for_device(cpu: T, gpu: T, device: torch.device | str | None = None) -> T:
-    """Pick a training cell's setting for the device that will run it.
-
-    ``cpu`` must reach the result the chapter claims within the book's CPU
-    budget; ``gpu`` is a larger setting of the same code. Both can be of any
-    type (a number of steps, a dict, a config dataclass).
-
-    >>> size_for_device(cpu=300, gpu=3000, device="cpu")
-    300
+    It says where a cell runs, never what it runs: no setting depends on it.
     """
-    return gpu if is_accelerated(device) else cpu
+    if device is None:
+        return get_device().type in ("cuda", "mps")
+    if isinstance(device, torch.device):
+        return device.type in ("cuda", "mps")
+    if not isinstance(device, str):
+        raise DeviceError(f"El dispositivo debe ser un texto o un torch.device; se recibió {device!r}.")
+    return _parse(device)[0] in ("cuda", "mps")
 
 
 def seed_everything(seed: int = 0) -> int:
     """Seed Python's ``random``, NumPy and PyTorch (CPU and every CUDA device).
 
-    Returns the seed, so a cell can print what it used.
+    ``seed`` is an integer in ``[0, 2⁶⁴)`` (Python or NumPy). Returns it as a
+    Python ``int``, so a cell can print what it used.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"La semilla debe ser un entero no negativo; se recibió {seed!r}.")
+    seed = checks.non_negative_int(seed, "La semilla")
+    if seed >= 2**64:
+        raise ValueError(f"La semilla debe ser menor que 2**64 (lo que admite PyTorch); se recibió {seed}.")
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device
@@ -137,15 +140,15 @@ def in_colab() -> bool:
     return "google.colab" in sys.modules
 
 
-def describe(device: torch.device | None = None) -> str:
+def describe(device: torch.device | str | None = None) -> str:
     """A short Spanish report of the environment, for a notebook to print."""
-    dev = device if device is not None else get_device()
+    dev = get_device(device)
     where = "Google Colab" if in_colab() else "Jupyter local (o pruebas)"
     lines = [
         f"Entorno: {where}",
         f"Python {platform.python_version()} · PyTorch {torch.__version__.split('+')[0]}",
         f"Dispositivo de entrenamiento: {dev.type}"
-        + (" (GPU: celdas de entrenamiento grandes)" if is_accelerated(dev) else
-           " (CPU: celdas de entrenamiento pequeñas)"),
+        + (" (GPU: los mismos experimentos que en CPU, más deprisa)" if is_accelerated(dev) else
+           " (CPU: los mismos experimentos que con GPU, más despacio)"),
     ]
     return "\n".join(lines)

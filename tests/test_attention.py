@@ -53,8 +53,10 @@ def test_mismatched_dimensions_and_empty_input_are_clear_errors(x):
         A.cosine_similarity(x, torch.randn(3, 4))
     with pytest.raises(ValueError, match="vacía"):
         A.dot_similarity(torch.zeros(0, 5))
-    with pytest.raises(ValueError, match="tensor"):
-        A.dot_similarity([[1.0, 2.0]])
+    # a list is a reader's matrix: accepted; text is not
+    assert torch.equal(A.dot_similarity([[1.0, 2.0]]), torch.tensor([[5.0]]))
+    with pytest.raises(TypeError, match="tensor"):
+        A.dot_similarity("hola")
 
 
 # --------------------------------------------------------------------- softmax
@@ -341,3 +343,108 @@ def test_a_cyclic_relation_needs_separate_queries_and_keys():
         assert _train_cycle(shared=False) == 3
     finally:
         torch.set_num_threads(threads)
+
+
+# --------------------------------------------------------------------- softmax on hard inputs
+
+
+def test_small_temperature_does_not_overflow_and_matches_torch():
+    s = torch.tensor([3.0, 1.0, -2.0])
+    for t in (1e-3, 1e-30, 1e-45):
+        p = A.softmax(s, temperature=t)
+        assert torch.equal(p, torch.tensor([1.0, 0.0, 0.0]))
+    # where torch's own softmax is finite, the same numbers
+    for t in (0.05, 0.5, 2.0, 100.0):
+        torch.testing.assert_close(A.softmax(s, temperature=t), torch.softmax(s / t, -1))
+    # the old order (divide, then subtract) overflows: s / T is inf, inf - inf is NaN
+    assert torch.isnan(torch.exp(s / 1e-39 - (s / 1e-39).max())).any()
+
+
+def test_plus_infinity_takes_all_the_weight_and_ties_share_it():
+    inf = float("inf")
+    assert A.softmax(torch.tensor([inf, 1.0, -inf])).tolist() == [1.0, 0.0, 0.0]
+    assert A.softmax(torch.tensor([inf, 1.0, inf, 3.0])).tolist() == [0.5, 0.0, 0.5, 0.0]
+    assert torch.isnan(torch.softmax(torch.tensor([inf, 1.0]), -1)).all()  # what torch gives
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_scores_are_computed_in_float32(dtype):
+    s = torch.tensor([[60000.0, 59000.0, 0.0], [1.0, 2.0, 3.0]]).to(dtype)
+    p = A.softmax(s)
+    assert p.dtype == dtype and not torch.isnan(p).any()
+    torch.testing.assert_close(p, torch.softmax(s.float(), -1).to(dtype))
+    cold = A.softmax(s, temperature=1e-4)
+    assert not torch.isnan(cold).any() and cold[1].tolist() == [0.0, 0.0, 1.0]
+
+
+def test_softmax_accepts_numpy_and_lists_and_refuses_nan():
+    np = pytest.importorskip("numpy")
+    expected = torch.softmax(torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), -1)
+    torch.testing.assert_close(A.softmax(np.array([1.0, 2.0, 3.0])), expected)
+    torch.testing.assert_close(A.softmax([1, 2, 3]), expected.float())
+    with pytest.raises(ValueError, match="NaN"):
+        A.softmax(torch.tensor([1.0, float("nan")]))
+    with pytest.raises(ValueError, match="dim"):
+        A.softmax(torch.zeros(2, 3), dim=2)
+
+
+@pytest.mark.parametrize("dtype,big", [(torch.float32, 1e20), (torch.float32, 3e38),
+                                       (torch.float16, 6e4), (torch.float64, 1e300)])
+def test_attention_on_huge_finite_inputs_is_never_nan(dtype, big):
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 5, 8, generator=g, dtype=torch.float64).clamp(-1, 1) * big
+               for _ in range(3))
+    q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+    assert torch.isfinite(q).all()
+    naive = torch.softmax((q.float() @ k.float().transpose(-2, -1)), -1)
+    out, w = A.scaled_dot_product_attention(q, k, v)
+    assert out.dtype == dtype and w.dtype == dtype
+    assert not torch.isnan(w).any() and not torch.isnan(out).any()
+    assert torch.isfinite(out).all()  # a convex combination of finite values
+    torch.testing.assert_close(w.float().sum(-1), torch.ones(2, 5), atol=1e-2, rtol=0)
+    if dtype != torch.float16:
+        assert torch.isnan(naive).any()  # what the plain formula gives
+
+
+def test_ordinary_inputs_give_bitwise_the_plain_formula():
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(3, 4, 6, generator=g) for _ in range(3))
+    out, w = A.scaled_dot_product_attention(q, k, v)
+    plain = torch.softmax(q @ k.transpose(-2, -1) * (1 / math.sqrt(6)), -1)
+    torch.testing.assert_close(w, plain, atol=1e-7, rtol=0)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v), atol=1e-6, rtol=0)
+
+
+def test_mixed_dtypes_and_numpy_inputs_are_converted():
+    np = pytest.importorskip("numpy")
+    g = torch.Generator().manual_seed(2)
+    q, k, v = (torch.randn(4, 3, generator=g) for _ in range(3))
+    out, w = A.scaled_dot_product_attention(q, k.double(), v.numpy())
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, A.scaled_dot_product_attention(q, k, v)[0])
+    layer = A.SelfAttention(3)
+    x64 = torch.from_numpy(np.random.default_rng(0).normal(size=(2, 4, 3)))
+    out64, _ = layer(x64)
+    torch.testing.assert_close(out64, layer(x64.float())[0])
+    assert A.cosine_similarity(x64[0], x64[0].float()).dtype == torch.float64
+
+
+def test_attention_weights_are_the_weights_of_sdpa():
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 4, 5, generator=g) for _ in range(3))
+    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    assert torch.equal(A.attention_weights(q, k, mask=mask), A.scaled_dot_product_attention(q, k, v, mask)[1])
+
+
+def test_sdpa_rejects_what_it_cannot_use_in_spanish():
+    q = torch.randn(3, 4)
+    with pytest.raises(ValueError, match="infinitos"):
+        A.scaled_dot_product_attention(q, q, q.clone().fill_(float("inf")))
+    with pytest.raises(ValueError, match="NaN"):
+        A.scaled_dot_product_attention(q, q.clone().fill_(float("nan")), q)
+    with pytest.raises(TypeError, match="booleano"):
+        A.scaled_dot_product_attention(q, q, q, mask=torch.ones(3, 3))
+    with pytest.raises(ValueError, match="no se difunde"):
+        A.scaled_dot_product_attention(q, q, q, mask=torch.ones(2, 3, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"x\[None\]"):
+        A.scaled_dot_product_attention(q[0], q, q)

@@ -159,3 +159,102 @@ def test_collaborative_heads_use_fewer_parameters():
     assert n_collab < sum(p.numel() for p in standard.parameters())
     out, weights = collab(torch.randn(2, 5, 64), torch.randn(2, 7, 64))
     assert out.shape == (2, 5, 64) and weights.shape == (2, 8, 5, 7)
+
+
+# --------------------------------------------------------------------- fused path, dropout
+
+
+def _masks(batch, q_len, k_len):
+    lengths = [k_len, max(1, k_len - 2), 1][:batch]
+    pad = masking.padding_mask(lengths, max_len=k_len)
+    causal = masking.causal_mask(q_len, k_len)
+    both = masking.combine(pad, causal)
+    return {"ninguna": None, "causal": causal, "relleno": pad, "causal + relleno": both}
+
+
+@pytest.mark.parametrize("name", ["ninguna", "causal", "relleno", "causal + relleno"])
+def test_fused_path_gives_the_numbers_of_the_explicit_one(pair, name):
+    ours, _ = pair
+    ours.eval()
+    x = torch.randn(3, 6, D)
+    mask = _masks(3, 6, 6)[name]
+    explicit, weights = ours(x, mask=mask)
+    fused, none = ours(x, mask=mask, need_weights=False)
+    assert none is None and weights is not None
+    torch.testing.assert_close(fused, explicit, atol=1e-6, rtol=1e-5)
+
+
+def test_fused_path_matches_torch_with_need_weights_false(pair):
+    ours, ref = pair
+    x, memory = torch.randn(3, 4, D), torch.randn(3, 6, D)
+    lengths = [6, 3, 1]
+    theirs, _ = ref(x, memory, memory, key_padding_mask=~masking.sequence_mask(lengths), need_weights=False)
+    mine, _ = ours(x, memory, mask=masking.padding_mask(lengths), need_weights=False)
+    torch.testing.assert_close(mine, theirs, atol=1e-6, rtol=1e-5)
+    causal = masking.causal_mask(4)
+    theirs, _ = ref(x, x, x, attn_mask=~causal, need_weights=False)  # True = blocked there
+    torch.testing.assert_close(ours(x, mask=causal, need_weights=False)[0], theirs, atol=1e-6, rtol=1e-5)
+
+
+def test_fused_path_with_bias_and_fully_masked_queries(pair):
+    ours, _ = pair
+    x = torch.randn(2, 5, D)
+    bias = torch.randn(H, 5, 5)
+    mask = masking.padding_mask([5, 3], queries=True)  # queries 3 and 4 of sentence 1 see nothing
+    explicit, _ = ours(x, mask=mask, bias=bias)
+    x.requires_grad_(True)
+    fused, _ = ours(x, mask=mask, bias=bias, need_weights=False)
+    torch.testing.assert_close(fused, explicit.detach(), atol=1e-6, rtol=1e-5)
+    fused.sum().backward()
+    assert torch.isfinite(x.grad).all()
+    torch.testing.assert_close(fused[1, 3], ours.out_proj.bias.detach())
+
+
+def _count_weight_products(layer, x):
+    """How many matrix products a forward pass makes outside the Linear layers."""
+    from torch.overrides import TorchFunctionMode
+
+    class Count(TorchFunctionMode):
+        n = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "__name__", "") in ("matmul", "__matmul__"):
+                Count.n += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        layer(x)
+    return Count.n
+
+
+def test_dropout_multiplies_the_weights_by_v_once():
+    seed_everything(0)
+    layer = MultiHeadAttention(D, H, dropout=0.5).train()
+    x = torch.randn(2, 5, D)
+    # Q Kᵀ and (weights) V: two products, with or without dropout
+    assert _count_weight_products(layer, x) == 2
+    assert _count_weight_products(layer.eval(), x) == 2
+    layer.train()
+    seed_everything(1)
+    out, weights = layer(x)
+    seed_everything(1)
+    q, k, v = (split_heads(p(x), H) for p in (layer.q_proj, layer.k_proj, layer.v_proj))
+    heads = torch.nn.functional.dropout(weights, 0.5) @ v
+    torch.testing.assert_close(out, layer.out_proj(merge_heads(heads)))
+    assert torch.allclose(weights.sum(-1), torch.ones(2, H, 5))  # returned before dropout
+
+
+def test_float64_numpy_and_half_inputs():
+    np = pytest.importorskip("numpy")
+    seed_everything(0)
+    layer = MultiHeadAttention(D, H).eval()
+    x = np.random.default_rng(0).normal(size=(2, 5, D))
+    out, _ = layer(torch.from_numpy(x))
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, layer(torch.tensor(x, dtype=torch.float32))[0])
+    torch.testing.assert_close(layer(x)[0], out)
+    torch.testing.assert_close(layer(torch.from_numpy(x).half())[0], out, atol=2e-2, rtol=1e-2)
+    with pytest.raises(ValueError, match="NaN"):
+        layer(torch.full((1, 3, D), float("nan")))
+    with pytest.raises(TypeError, match="True o False"):
+        layer(out, need_weights="no")

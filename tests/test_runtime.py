@@ -1,4 +1,4 @@
-"""dldna.runtime: device choice, seeding, Colab detection, training sizes."""
+"""dldna.runtime: device choice, seeding, Colab detection; no setting depends on the device."""
 
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ def test_environment_override_forces_the_cpu_even_with_a_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setenv(runtime.ENV_DEVICE, "cpu")
     assert runtime.get_device() == torch.device("cpu")
-    assert runtime.size_for_device(cpu=1, gpu=2) == 1
 
 
 def test_argument_wins_over_environment(monkeypatch):
@@ -61,10 +60,15 @@ def test_asking_for_a_gpu_index_beyond_the_count(monkeypatch):
         runtime.get_device("cuda:3")
 
 
-def test_size_for_device_picks_the_larger_setting_on_a_gpu():
-    assert runtime.size_for_device(cpu={"steps": 10}, gpu={"steps": 99}, device="cpu") == {"steps": 10}
-    assert runtime.size_for_device(cpu=10, gpu=99, device="cuda") == 99
-    assert runtime.size_for_device(cpu=10, gpu=99, device=torch.device("mps")) == 99
+def test_no_setting_depends_on_the_device():
+    # issue 13: a GPU makes a cell faster, it does not change the experiment
+    assert not hasattr(runtime, "size_for_device")
+
+
+def test_get_device_accepts_a_torch_device_and_refuses_other_types():
+    assert runtime.get_device(torch.device("cpu")) == torch.device("cpu")
+    with pytest.raises(runtime.DeviceError, match="texto"):
+        runtime.get_device(0)
 
 
 def test_seed_everything_repeats_python_numpy_and_torch():
@@ -79,10 +83,18 @@ def test_seed_everything_repeats_python_numpy_and_torch():
     assert draw() != first
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "7", True])
+@pytest.mark.parametrize("bad", [-1, 1.5, "7", True, None, 2**64])
 def test_bad_seeds_are_refused_in_spanish(bad):
     with pytest.raises(ValueError, match="semilla"):
         runtime.seed_everything(bad)
+
+
+@pytest.mark.parametrize("seed", [np.int64(7), np.uint32(7), torch.tensor(7)])
+def test_numpy_and_tensor_integer_seeds_are_accepted(seed):
+    assert runtime.seed_everything(seed) == 7
+    first = torch.rand(2)
+    runtime.seed_everything(7)
+    assert torch.equal(torch.rand(2), first)
 
 
 def test_colab_detection(monkeypatch):
@@ -96,3 +108,13 @@ def test_colab_detection(monkeypatch):
 def test_describe_names_the_device(no_gpu):
     text = runtime.describe(torch.device("cpu"))
     assert "cpu" in text and "PyTorch" in text
+    assert runtime.describe("cpu") == text
+
+
+def test_describe_promises_the_same_cells_on_every_device(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    gpu, cpu = runtime.describe(torch.device("cuda")), runtime.describe(torch.device("cpu"))
+    for text in (gpu, cpu):
+        assert "mismos experimentos" in text and "grande" not in text and "pequeñ" not in text
+    assert "más deprisa" in gpu and "más despacio" in cpu
