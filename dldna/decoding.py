@@ -7,8 +7,9 @@ a time, until the end-of-sequence token (EOS) or a length limit:
 
 * :func:`greedy_decode`: take the most likely token at every step;
 * :func:`beam_search`: keep the ``beam_width`` most likely partial outputs
-  (Wu et al., 2016 length penalty optional); can record the search tree of
-  one input (:class:`BeamTree`) for :func:`dldna.viz.decoding.beam_tree`;
+  (Wu et al., 2016 length penalty optional); a :class:`BeamObserver` sees
+  every step, and :class:`TreeRecorder` records the search tree of one input
+  (:class:`BeamTree`) for :func:`dldna.viz.decoding.beam_tree`;
 * :func:`sample_decode`: draw each token from the distribution reshaped by
   :func:`filter_logits`: temperature, top-k (Fan et al., 2018) and top-p or
   nucleus sampling (Holtzman et al., 2020); deterministic with a
@@ -29,6 +30,7 @@ Model-agnostic. Every function takes either
 
 Output convention (all functions): a ``LongTensor (B, L)`` of *generated*
 tokens, without BOS, up to and including EOS, and ``pad_id`` after EOS;
+``pad_id``, ``bos_id`` and ``unk_id`` (when given) are never generated;
 ``L <= max_len`` is the longest output of the batch. A row without EOS hit
 the ``max_len`` limit. :func:`strip` turns such rows into lists of tokens.
 """
@@ -42,7 +44,9 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
+from torch import Tensor, nn
+
+from dldna import checks
 
 __all__ = [
     "StepFn",
@@ -53,6 +57,8 @@ __all__ = [
     "Hypothesis",
     "BeamTree",
     "BeamNode",
+    "BeamObserver",
+    "TreeRecorder",
     "length_penalty",
     "filter_logits",
     "next_token_probs",
@@ -74,19 +80,20 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_int(value, name: str, minimum: int, hint: str = "") -> int:
-    if not _is_int(value) or value < minimum:
-        raise ValueError(
-            f"{name} debe ser un número entero mayor o igual que {minimum}; se recibió {value!r}."
-            + (f" {hint}" if hint else "")
-        )
-    return value
-
-
 def _check_token_id(value, name: str) -> int:
     if not _is_int(value) or value < 0:
         raise ValueError(f"{name} debe ser el índice (entero ≥ 0) de un tóken; se recibió {value!r}.")
     return value
+
+
+def _banned_ids(bos_id, eos_id, pad_id, unk_id) -> list[int]:
+    """Checks the special ids; returns those a decoder must never generate
+    (``<pad>``, ``<bos>`` and ``<unk>`` when given), EOS excluded."""
+    eos_id = _check_token_id(eos_id, "eos_id")
+    ids = [_check_token_id(bos_id, "bos_id"), _check_token_id(pad_id, "pad_id")]
+    if unk_id is not None:
+        ids.append(_check_token_id(unk_id, "unk_id"))
+    return sorted({i for i in ids if i != eos_id})
 
 
 def _check_temperature(temperature) -> float:
@@ -103,7 +110,10 @@ def _check_temperature(temperature) -> float:
 def _check_top_k(top_k) -> int | None:
     if top_k is None:
         return None
-    return _check_int(top_k, "top_k", 1, "Usa None para no recortar por k.")
+    if not _is_int(top_k) or top_k < 1:
+        raise ValueError(f"top_k debe ser un número entero mayor o igual que 1; se recibió {top_k!r}. "
+                         "Usa None para no recortar por k.")
+    return top_k
 
 
 def _check_top_p(top_p) -> float | None:
@@ -132,18 +142,20 @@ def _is_model(obj) -> bool:
     return callable(getattr(obj, "encode", None)) and callable(getattr(obj, "decode", None))
 
 
-def _check_src(src) -> Tensor:
-    if not isinstance(src, Tensor) or src.dim() != 2 or src.dtype not in (
-        torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8
-    ):
-        shape = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
+def _check_src(src, model=None) -> Tensor:
+    """``src`` as a ``long (B, S)`` tensor (lists and NumPy arrays converted), on
+    the device of ``model`` when it is an ``nn.Module``."""
+    like = model if isinstance(model, nn.Module) else None
+    src = checks.ids(src, "src", like=like)
+    if src.dim() != 2:
         raise ValueError(
             "src debe ser un tensor de enteros de forma (lote, longitud), un índice de tóken por "
-            f"posición; se recibió {shape}. Para una sola frase usa src[None] o src.unsqueeze(0)."
+            f"posición; se recibió {tuple(src.shape)}. Para una sola frase usa src[None] o "
+            "src.unsqueeze(0)."
         )
     if src.shape[0] == 0:
         raise ValueError("src no tiene ninguna frase (la primera dimensión, el lote, es 0).")
-    return src.long()
+    return src
 
 
 def model_step(model, src: Tensor) -> StepFn:
@@ -158,7 +170,7 @@ def model_step(model, src: Tensor) -> StepFn:
             "model debe tener los métodos encode(src) y decode(tgt, memory, src), como "
             f"dldna.transformer.Transformer; se recibió {type(model).__name__}."
         )
-    src = _check_src(src)
+    src = _check_src(src, model)
     memory = model.encode(src)
 
     def step(prefix: Tensor, rows: Tensor) -> Tensor:
@@ -181,9 +193,9 @@ def _inference(model):
             model.train(True)
 
 
-def _prepare(model_or_step, src, device=None) -> tuple[StepFn, int, torch.device]:
+def _prepare(model_or_step, src) -> tuple[StepFn, int, torch.device]:
     if _is_model(model_or_step):
-        src = _check_src(src)
+        src = _check_src(src, model_or_step)
         return model_step(model_or_step, src), src.shape[0], src.device
     if not callable(model_or_step):
         raise TypeError(
@@ -191,16 +203,22 @@ def _prepare(model_or_step, src, device=None) -> tuple[StepFn, int, torch.device
             f"step(prefijo, filas) -> logits; se recibió {type(model_or_step).__name__}."
         )
     if isinstance(src, Tensor):
-        batch = _check_src(src).shape[0]
-        dev = src.device
-    else:
-        batch = _check_int(src, "src (tamaño del lote)", 1,
-                           "Con una función de paso, src es un tensor (lote, longitud) o el tamaño del lote.")
-        dev = torch.device("cpu")
-    return model_or_step, batch, torch.device(device) if device is not None else dev
+        src = _check_src(src)
+        return model_or_step, src.shape[0], src.device
+    if not _is_int(src) or src < 1:
+        raise ValueError(f"src (tamaño del lote) debe ser un entero positivo; se recibió {src!r}. "
+                         "Con una función de paso, src es un tensor (lote, longitud) o el tamaño "
+                         "del lote.")
+    return model_or_step, src, torch.device("cpu")
 
 
-def _logits(step: StepFn, prefix: Tensor, rows: Tensor) -> Tensor:
+def _logits(step: StepFn, prefix: Tensor, rows: Tensor, banned: list[int], t: int) -> Tensor:
+    """The next-token logits ``(N, V)`` of step ``t`` in float32, with the
+    ``banned`` special tokens set to ``-inf`` so no decoder generates them.
+
+    ``-inf`` from the model is allowed (a token it rules out); NaN and
+    ``+inf`` are not: argmax would pick them, or the softmax turn them into
+    NaN, and the output would be silently wrong."""
     out = step(prefix, rows)
     if not isinstance(out, Tensor) or out.dim() != 2 or out.shape[0] != prefix.shape[0]:
         shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
@@ -208,7 +226,21 @@ def _logits(step: StepFn, prefix: Tensor, rows: Tensor) -> Tensor:
             f"La función de paso debe devolver logits de forma ({prefix.shape[0]}, vocabulario), "
             f"una fila por prefijo; devolvió {shape}."
         )
-    return out.float()
+    out = out.float()
+    if bool((torch.isnan(out) | (out == math.inf)).any()):
+        raise ValueError(
+            f"El modelo devolvió logits no finitos (NaN o +inf) en el paso {t}: no se puede elegir "
+            "el tóken siguiente. Suele deberse a pesos dañados (un entrenamiento que divergió) o a "
+            "una entrada fuera de rango; comprueba el modelo con entradas conocidas."
+        )
+    out = out.index_fill(-1, torch.tensor([i for i in banned if i < out.shape[-1]], dtype=torch.long,
+                                          device=out.device), -math.inf)
+    if bool((out == -math.inf).all(dim=-1).any()):
+        raise ValueError(
+            f"En el paso {t} ningún tóken es posible: el modelo da probabilidad 0 (logit -inf) a "
+            "todos los que no son especiales (<pad>, <bos>, <unk>)."
+        )
+    return out
 
 
 def _finish(prefix: Tensor) -> Tensor:
@@ -220,7 +252,8 @@ def _finish(prefix: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-def greedy_decode(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: int = 0) -> Tensor:
+def greedy_decode(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: int = 0, *,
+                  unk_id: int | None = None) -> Tensor:
     """Greedy decoding: at every step append the most likely next token.
 
     Args:
@@ -230,7 +263,8 @@ def greedy_decode(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: in
             a step function, also the batch size ``B``.
         max_len: the most tokens to generate per row (EOS included).
         bos_id, eos_id: the start and end tokens; ``pad_id`` fills each row
-            after its EOS.
+            after its EOS. ``pad_id``, ``bos_id`` and ``unk_id`` (if given) are
+            never generated: their logits are set to ``-inf``.
 
     Returns:
         ``LongTensor (B, L)``, ``L <= max_len``: the generated tokens without
@@ -238,11 +272,11 @@ def greedy_decode(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: in
         token id (``argmax``), so the result is deterministic. The whole batch
         stops as soon as every row has produced EOS.
     """
-    return _autoregress(model, src, max_len, bos_id, eos_id, pad_id,
+    return _autoregress(model, src, max_len, bos_id, eos_id, pad_id, unk_id,
                         lambda device: lambda logits: logits.argmax(dim=-1))
 
 
-def _autoregress(model, src, max_len, bos_id, eos_id, pad_id,
+def _autoregress(model, src, max_len, bos_id, eos_id, pad_id, unk_id,
                  chooser: Callable[[torch.device], Callable[[Tensor], Tensor]]) -> Tensor:
     """The loop shared by greedy and sampling.
 
@@ -250,16 +284,15 @@ def _autoregress(model, src, max_len, bos_id, eos_id, pad_id,
     to the next ids ``(B,)``; rows that already produced EOS get ``pad_id``.
     """
     step, batch, device = _prepare(model, src)
-    _check_int(max_len, "max_len", 1)
-    bos_id, eos_id = _check_token_id(bos_id, "bos_id"), _check_token_id(eos_id, "eos_id")
-    pad_id = _check_token_id(pad_id, "pad_id")
+    checks.positive_int(max_len, "max_len")
+    banned = _banned_ids(bos_id, eos_id, pad_id, unk_id)
     choose = chooser(device)
     with _inference(model):
         prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=device)
         rows = torch.arange(batch, device=device)
         done = torch.zeros(batch, dtype=torch.bool, device=device)
-        for _ in range(max_len):
-            nxt = choose(_logits(step, prefix, rows))
+        for t in range(1, max_len + 1):
+            nxt = choose(_logits(step, prefix, rows, banned, t))
             nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
             prefix = torch.cat([prefix, nxt[:, None]], dim=1)
             done |= nxt == eos_id
@@ -348,6 +381,61 @@ class BeamSearchResult:
     tree: BeamTree | None = None
 
 
+class BeamObserver:
+    """What :func:`beam_search` reports while it searches; override what you need.
+
+    ``candidate`` is called for every candidate of input ``row`` at step ``t``
+    in rank order: ``parent`` is the beam slot it extends, ``status`` one of
+    ``"kept"``, ``"finished"``, ``"pruned"`` (as in :class:`BeamNode`).
+    ``answer`` gives the winner of each input: ``("finished", i)`` (the i-th
+    hypothesis set aside) or ``("live", slot)`` (cut by ``max_len``).
+    """
+
+    def candidate(self, row: int, t: int, parent: int, token: int, log_prob: float,
+                  status: str) -> None:
+        pass
+
+    def answer(self, row: int, kind: str, index: int) -> None:
+        pass
+
+
+class TreeRecorder(BeamObserver):
+    """Records the search of one input (``row``) as a :class:`BeamTree`."""
+
+    def __init__(self, row: int, beam_width: int, bos_id: int):
+        self.row = row
+        self.tree = BeamTree(beam_width, [BeamNode(0, None, bos_id, 0, 0.0, "root")])
+        self._slots = [0] * beam_width  # tree node of each live beam slot
+        self._next_slots: list[int] = []
+        self._finished: list[int] = []  # tree node of each finished hypothesis
+        self._step = 0
+
+    def candidate(self, row, t, parent, token, log_prob, status):
+        if row != self.row:
+            return
+        if t != self._step:  # a new step: the slots filled during the last one become live
+            if self._next_slots:
+                self._slots = self._next_slots + [0] * (len(self._slots) - len(self._next_slots))
+            self._next_slots, self._step = [], t
+        node = BeamNode(len(self.tree.nodes), self._slots[parent], token, t, log_prob, status)
+        self.tree.nodes.append(node)
+        if status == "kept":
+            self._next_slots.append(node.id)
+        elif status == "finished":
+            self._finished.append(node.id)
+
+    def answer(self, row, kind, index):
+        if row != self.row:
+            return
+        slots = self._next_slots or self._slots
+        node = self._finished[index] if kind == "finished" else slots[index]
+        path = []
+        while node is not None:
+            path.append(node)
+            node = self.tree.nodes[node].parent
+        self.tree.best_path = path[::-1]
+
+
 def beam_search(
     model,
     src,
@@ -360,114 +448,81 @@ def beam_search(
     length_penalty_alpha: float = 0.0,
     n_best: int = 1,
     trace: int | None = None,
+    observer: BeamObserver | None = None,
+    unk_id: int | None = None,
 ) -> BeamSearchResult:
     """Beam search: keep the ``beam_width`` most likely partial outputs.
 
-    At each step every live hypothesis is extended by every token; of all
-    extensions the best ones are taken in order of cumulative log-probability:
-    an extension that ends in EOS and ranks among the first ``beam_width`` is
-    set aside as *finished*; the others fill the beam up to ``beam_width``.
-    An input is done when it has ``beam_width`` finished hypotheses and no
-    live one can still beat them (exact bound: log-probabilities only
-    decrease), or after ``max_len`` steps, when the live hypotheses join the
-    candidates as they are. The answer is the candidate with the best score,
-    ``log_prob / length_penalty(len, α)``.
+    Each step has three parts, one function each:
 
+    1. **select candidates** (:func:`_select_candidates`): extend every live
+       hypothesis by every token and take the ``2 · beam_width`` best
+       extensions by cumulative log-probability;
+    2. **keep or finish** (:func:`_keep_or_finish`): in rank order, an
+       extension that ends in EOS and ranks among the first ``beam_width`` is
+       set aside as *finished*; the others fill the beam up to ``beam_width``;
+    3. **stop** (:func:`_search_is_over`): an input is done when it has
+       ``n_best`` finished hypotheses and no live one can still beat them
+       (exact bound: log-probabilities only decrease), or after ``max_len``
+       steps, when the live hypotheses join the candidates as they are.
+
+    The answer is the candidate with the best score,
+    ``log_prob / length_penalty(len, α)``. It is the best of what the beam
+    kept, not the most likely output: the greedy path can be pruned, and then
+    beam search may return a *less* likely output than greedy decoding.
     ``beam_width = 1`` is greedy decoding (the same output). Works on a batch:
     the ``B · beam_width`` prefixes go through the model together.
 
     Args:
-        model, src, max_len, bos_id, eos_id, pad_id: as in :func:`greedy_decode`.
+        model, src, max_len, bos_id, eos_id, pad_id, unk_id: as in :func:`greedy_decode`.
         beam_width: how many hypotheses to keep (≥ 1).
         length_penalty_alpha: α of :func:`length_penalty` (≥ 0; 0 = none).
         n_best: how many hypotheses per input to return (1 ≤ n_best ≤ beam_width).
-        trace: index of one input whose search tree to record (:class:`BeamTree`).
+        trace: index of one input whose search tree to record (:class:`BeamTree`,
+            through a :class:`TreeRecorder`).
+        observer: a :class:`BeamObserver` told of every candidate and answer.
     """
     step, batch, device = _prepare(model, src)
-    k = _check_int(beam_width, "El ancho del haz (beam_width)", 1)
-    _check_int(max_len, "max_len", 1)
-    bos_id, eos_id = _check_token_id(bos_id, "bos_id"), _check_token_id(eos_id, "eos_id")
-    pad_id = _check_token_id(pad_id, "pad_id")
+    k = checks.positive_int(beam_width, "El ancho del haz (beam_width)")
+    checks.positive_int(max_len, "max_len")
+    banned = _banned_ids(bos_id, eos_id, pad_id, unk_id)
     alpha = _check_length_penalty(length_penalty_alpha)
-    _check_int(n_best, "n_best", 1)
+    checks.positive_int(n_best, "n_best")
     if n_best > k:
         raise ValueError(f"n_best ({n_best}) no puede ser mayor que el ancho del haz ({k}).")
     if trace is not None and (not _is_int(trace) or not 0 <= trace < batch):
         raise ValueError(f"trace debe ser el índice de una entrada del lote (0 a {batch - 1}); "
                          f"se recibió {trace!r}.")
+    observers = [o for o in (observer, TreeRecorder(trace, k, bos_id) if trace is not None else None)
+                 if o is not None]
 
-
-    tree = BeamTree(k) if trace is not None else None
-    if tree is not None:
-        tree.nodes.append(BeamNode(0, None, bos_id, 0, 0.0, "root"))
     # Live hypotheses of every input: tokens (B, k, t) and log-probs (B, k).
     # At the start only slot 0 is alive (BOS); the others have -inf so that
     # the first step does not pick the same extension k times.
     tokens = torch.full((batch, k, 1), bos_id, dtype=torch.long, device=device)
     scores = torch.full((batch, k), -math.inf, device=device)
     scores[:, 0] = 0.0
-    live_node = [0] * k  # tree node of each live slot of input ``trace``
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
-    finished_node: dict[int, int] = {}  # index in finished[trace] -> tree node
     done = [False] * batch
     rows = torch.arange(batch, device=device).repeat_interleave(k)
 
-    def nth_best_finished(b: int) -> float:
-        top = sorted((h.score for h in finished[b]), reverse=True)
-        return top[n_best - 1] if len(top) >= n_best else -math.inf
-
     with _inference(model):
         for t in range(1, max_len + 1):
-            logp = F.log_softmax(_logits(step, tokens.view(batch * k, -1), rows), dim=-1)
-            vocab = logp.shape[-1]
-            total = (scores[:, :, None] + logp.view(batch, k, vocab)).view(batch, k * vocab)
-            # A stable sort breaks ties towards the lower index (better parent,
-            # then lower token id), as argmax does in greedy_decode.
-            cand_scores, cand_index = total.sort(dim=-1, descending=True, stable=True)
-            n_cand = min(2 * k, k * vocab)
-            cand_scores, cand_index = cand_scores[:, :n_cand], cand_index[:, :n_cand]
-            cand_scores, cand_index = cand_scores.cpu().tolist(), cand_index.cpu().tolist()
-            parents = [list(range(k)) for _ in range(batch)]
+            logits = _logits(step, tokens.view(batch * k, -1), rows, banned, t)
+            logp = F.log_softmax(logits, dim=-1).view(batch, k, -1)
+            candidates = _select_candidates(scores, logp, k)
+            parents = [list(range(k)) for _ in range(batch)]  # done inputs: unchanged, padded
             next_tok = [[pad_id] * k for _ in range(batch)]
-            new_scores = scores.cpu().tolist()
+            new_scores = scores.tolist()
             for b in range(batch):
                 if done[b]:
                     continue
+                kept = _keep_or_finish(b, t, candidates[b], tokens[b], k, eos_id, alpha,
+                                       finished[b], observers)
                 new_scores[b] = [-math.inf] * k
-                filled = 0
-                new_nodes = [0] * k
-                for rank, (score, index) in enumerate(zip(cand_scores[b], cand_index[b], strict=True)):
-                    if score == -math.inf:
-                        break
-                    parent, token = divmod(index, vocab)
-                    status = "pruned"
-                    if token == eos_id:
-                        if rank < k:
-                            seq = tuple(tokens[b, parent, 1:].tolist()) + (token,)
-                            finished[b].append(Hypothesis(seq, score, score / length_penalty(t, alpha), True))
-                            status = "finished"
-                    elif filled < k:
-                        parents[b][filled], next_tok[b][filled] = parent, token
-                        new_scores[b][filled] = score
-                        status = "kept"
-                    if b == trace:
-                        node = BeamNode(len(tree.nodes), live_node[parent], token, t, score, status)
-                        tree.nodes.append(node)
-                        if status == "finished":
-                            finished_node[len(finished[b]) - 1] = node.id
-                        elif status == "kept":
-                            new_nodes[filled] = node.id
-                    filled += status == "kept"
-                if b == trace:
-                    live_node = new_nodes
-                # Done when n_best hypotheses are finished and no live one can
-                # beat them: a log-prob only goes down as tokens are added, and
-                # the length penalty is at most length_penalty(max_len, α).
-                live_best = max(new_scores[b])
-                bound = live_best / length_penalty(max_len, alpha) if live_best < 0 else live_best
-                if live_best == -math.inf or (len(finished[b]) >= n_best
-                                              and bound <= nth_best_finished(b)):
-                    done[b] = True
+                for slot, (score, parent, token) in enumerate(kept):
+                    parents[b][slot], next_tok[b][slot], new_scores[b][slot] = parent, token, score
+                done[b] = _search_is_over(new_scores[b], finished[b], n_best, max_len, alpha)
             index = torch.tensor(parents, device=device)
             tokens = torch.cat([
                 tokens.gather(1, index[:, :, None].expand(-1, -1, tokens.shape[-1])),
@@ -477,36 +532,93 @@ def beam_search(
             if all(done):
                 break
 
-    hypotheses: list[list[Hypothesis]] = []
-    best_slot: list[tuple[str, int]] = []
-    for b in range(batch):
-        cands = [(h, ("finished", i)) for i, h in enumerate(finished[b])]
-        if not done[b]:  # max_len reached: the live hypotheses are candidates too
-            for slot in range(k):
-                lp = scores[b, slot].item()
-                if lp > -math.inf:
-                    seq = tuple(tokens[b, slot, 1:].tolist())
-                    hyp = Hypothesis(seq, lp, lp / length_penalty(len(seq), alpha), False)
-                    cands.append((hyp, ("live", slot)))
-        cands.sort(key=lambda c: c[0].score, reverse=True)
-        hypotheses.append([h for h, _ in cands[:n_best]])
-        best_slot.append(cands[0][1] if cands else ("none", -1))
-
+    hypotheses = [_best_hypotheses(b, finished[b], None if done[b] else (tokens[b], scores[b]),
+                                   n_best, alpha, observers) for b in range(batch)]
     length = max((len(h[0].tokens) for h in hypotheses if h), default=0)
-    out = torch.full((batch, max(length, 1)), pad_id, dtype=torch.long, device=device)
+    out = torch.full((batch, length), pad_id, dtype=torch.long, device=device)
     for b, hyps in enumerate(hypotheses):
         if hyps:
             out[b, :len(hyps[0].tokens)] = torch.tensor(hyps[0].tokens, device=device)
     log_probs = torch.tensor([h[0].log_prob if h else -math.inf for h in hypotheses], device=device)
-    if tree is not None:
-        kind, i = best_slot[trace]
-        node = finished_node.get(i) if kind == "finished" else live_node[i] if kind == "live" else None
-        path = []
-        while node is not None:
-            path.append(node)
-            node = tree.nodes[node].parent
-        tree.best_path = path[::-1]
-    return BeamSearchResult(out[:, :length] if length else out[:, :0], log_probs, hypotheses, tree)
+    tree = next((o.tree for o in observers if isinstance(o, TreeRecorder) and o.row == trace), None)
+    return BeamSearchResult(out, log_probs, hypotheses, tree)
+
+
+def _select_candidates(scores: Tensor, logp: Tensor, k: int) -> list[list[tuple[float, int, int]]]:
+    """Step 1. The ``2k`` best extensions of each input, best first, as
+    ``(cumulative log-prob, parent slot, token)``.
+
+    ``scores (B, k)`` are the live hypotheses' log-probs, ``logp (B, k, V)``
+    the next-token log-probs. ``2k`` is enough: at most ``k`` of them end in
+    EOS, so at least ``k`` remain to fill the beam. A stable sort breaks ties
+    towards the lower index (better parent, then lower token id), as
+    ``argmax`` does in :func:`greedy_decode`.
+    """
+    batch, _, vocab = logp.shape
+    total = (scores[:, :, None] + logp).view(batch, k * vocab)
+    best, index = total.sort(dim=-1, descending=True, stable=True)
+    n = min(2 * k, k * vocab)
+    best, index = best[:, :n].tolist(), index[:, :n].tolist()
+    return [[(s, *divmod(i, vocab)) for s, i in zip(bs, ix, strict=True)]
+            for bs, ix in zip(best, index, strict=True)]
+
+
+def _keep_or_finish(row: int, t: int, candidates, tokens: Tensor, k: int, eos_id: int,
+                    alpha: float, finished: list[Hypothesis],
+                    observers: list[BeamObserver]) -> list[tuple[float, int, int]]:
+    """Step 2. Walk the candidates in rank order: an EOS among the first ``k``
+    joins ``finished``; other tokens fill the beam (at most ``k``); the rest
+    are pruned. Returns the new beam, ``[(log-prob, parent slot, token)]``.
+    ``tokens (k, t)`` are the live prefixes (with BOS)."""
+    kept = []
+    for rank, (score, parent, token) in enumerate(candidates):
+        if score == -math.inf:
+            break
+        status = "pruned"
+        if token == eos_id:
+            if rank < k:
+                seq = tuple(tokens[parent, 1:].tolist()) + (token,)
+                finished.append(Hypothesis(seq, score, score / length_penalty(t, alpha), True))
+                status = "finished"
+        elif len(kept) < k:
+            kept.append((score, parent, token))
+            status = "kept"
+        for o in observers:
+            o.candidate(row, t, parent, token, score, status)
+    return kept
+
+
+def _search_is_over(live_scores: list[float], finished: list[Hypothesis], n_best: int,
+                    max_len: int, alpha: float) -> bool:
+    """Step 3. Over when nothing is alive, or when ``n_best`` hypotheses are
+    finished and no live one can beat them: a log-prob only goes down as
+    tokens are added, and the length penalty is at most
+    ``length_penalty(max_len, α)``."""
+    live_best = max(live_scores)
+    if live_best == -math.inf:
+        return True
+    if len(finished) < n_best:
+        return False
+    bound = live_best / length_penalty(max_len, alpha) if live_best < 0 else live_best
+    nth_best = sorted((h.score for h in finished), reverse=True)[n_best - 1]
+    return bound <= nth_best
+
+
+def _best_hypotheses(row: int, finished: list[Hypothesis], live, n_best: int, alpha: float,
+                     observers: list[BeamObserver]) -> list[Hypothesis]:
+    """The ``n_best`` best of the finished hypotheses and, when ``max_len`` cut
+    the search (``live = (tokens (k, t), scores (k,))``), the live ones."""
+    cands = [(h, ("finished", i)) for i, h in enumerate(finished)]
+    if live is not None:
+        for slot, (seq, lp) in enumerate(zip(live[0][:, 1:].tolist(), live[1].tolist(), strict=True)):
+            if lp > -math.inf:
+                hyp = Hypothesis(tuple(seq), lp, lp / length_penalty(len(seq), alpha), False)
+                cands.append((hyp, ("live", slot)))
+    cands.sort(key=lambda c: c[0].score, reverse=True)
+    if cands:
+        for o in observers:
+            o.answer(row, *cands[0][1])
+    return [h for h, _ in cands[:n_best]]
 
 
 # ---------------------------------------------------------------------------
@@ -523,7 +635,8 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
     1. **temperature** ``T > 0``: ``logits / T``. ``T < 1`` sharpens the
        distribution, ``T > 1`` flattens it; it never changes the ranking.
     2. **top-k**: keep the ``k`` largest logits, set the rest to ``-inf``
-       (ties at the k-th value are all kept).
+       (ties at the k-th value are all kept); ``k`` larger than the
+       vocabulary is an error.
     3. **top-p** (nucleus): keep the smallest set of most likely tokens whose
        probability adds up to at least ``p``; the most likely token is always
        kept. ``p = 1`` keeps everything.
@@ -534,6 +647,11 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
     top_k, top_p = _check_top_k(top_k), _check_top_p(top_p)
     if not isinstance(logits, Tensor) or logits.dim() < 1:
         raise ValueError("logits debe ser un tensor (..., vocabulario).")
+    if bool((torch.isnan(logits) | (logits == math.inf)).any()):
+        raise ValueError("logits contiene valores no finitos (NaN o +inf): no definen una distribución.")
+    if top_k is not None and top_k > logits.shape[-1]:
+        raise ValueError(f"top_k ({top_k}) no puede ser mayor que el vocabulario ({logits.shape[-1]} "
+                         "tókenes); con top_k igual al vocabulario no se recorta nada.")
     out = logits.float() / temperature
     if top_k is not None and top_k < out.shape[-1]:
         kth = out.topk(top_k, dim=-1).values[..., -1:]
@@ -563,7 +681,7 @@ def _generator(generator, seed, device: torch.device) -> torch.Generator | None:
             raise TypeError(f"generator debe ser un torch.Generator; se recibió {type(generator).__name__}.")
         return generator
     if seed is not None:
-        _check_int(seed, "seed (semilla)", 0)
+        checks.non_negative_int(seed, "seed (semilla)")
         return torch.Generator(device=device).manual_seed(seed)
     return None
 
@@ -581,6 +699,7 @@ def sample_decode(
     top_p: float | None = None,
     generator: torch.Generator | None = None,
     seed: int | None = None,
+    unk_id: int | None = None,
 ) -> Tensor:
     """Sampling: draw every next token from :func:`next_token_probs`.
 
@@ -592,7 +711,8 @@ def sample_decode(
     outputs. To draw several outputs per input, repeat the input rows
     (``src.repeat_interleave(n, dim=0)``).
 
-    ``top_k=1`` gives the greedy output.
+    ``top_k=1`` gives the greedy output. The special tokens are masked before
+    the filters, so top-k and top-p count only tokens that can be generated.
     """
     _check_temperature(temperature)
     _check_top_k(top_k)
@@ -609,7 +729,7 @@ def sample_decode(
 
         return choose
 
-    return _autoregress(model, src, max_len, bos_id, eos_id, pad_id, chooser)
+    return _autoregress(model, src, max_len, bos_id, eos_id, pad_id, unk_id, chooser)
 
 
 # ---------------------------------------------------------------------------
@@ -617,16 +737,20 @@ def sample_decode(
 # ---------------------------------------------------------------------------
 
 
-def sequence_log_prob(model, src, tgt: Tensor, bos_id: int, eos_id: int) -> Tensor:
+def sequence_log_prob(model, src, tgt: Tensor, bos_id: int, eos_id: int, pad_id: int = 0, *,
+                      unk_id: int | None = None) -> Tensor:
     """Total log-probability the model gives to each output row of ``tgt``.
 
     ``tgt``: ``(B, L)`` generated tokens in this module's convention (without
     BOS; tokens after the first EOS are ignored). Returns ``(B,)``: the sum
     over positions up to and including the first EOS (all ``L`` if none) of
-    ``log p(token | source, previous tokens)``. Beam search maximises this
-    (with ``length_penalty_alpha = 0``); greedy decoding does not, in general.
+    ``log p(token | source, previous tokens)``, under the distribution the
+    decoders use (special tokens masked, so one in ``tgt`` gives ``-inf``).
+    Beam search approximately maximises this (with ``length_penalty_alpha =
+    0``); greedy decoding does not, in general.
     """
     step, batch, device = _prepare(model, src)
+    banned = _banned_ids(bos_id, eos_id, pad_id, unk_id)
     if not isinstance(tgt, Tensor) or tgt.dim() != 2 or tgt.shape[0] != batch:
         raise ValueError(f"tgt debe ser un tensor de enteros (lote = {batch}, longitud).")
     tgt = tgt.long().to(device)
@@ -636,7 +760,7 @@ def sequence_log_prob(model, src, tgt: Tensor, bos_id: int, eos_id: int) -> Tens
         alive = torch.ones(batch, dtype=torch.bool, device=device)
         total = torch.zeros(batch, device=device)
         for i in range(tgt.shape[1]):
-            logp = F.log_softmax(_logits(step, prefix, rows), dim=-1)
+            logp = F.log_softmax(_logits(step, prefix, rows, banned, i + 1), dim=-1)
             tok = tgt[:, i]
             total += torch.where(alive, logp.gather(1, tok[:, None])[:, 0], torch.zeros_like(total))
             alive &= tok != eos_id

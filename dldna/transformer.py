@@ -36,8 +36,13 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from dldna import masking, positional
+from dldna import checks, masking, positional
 from dldna.attention import MultiHeadAttention
+
+# The fused attention path (torch's scaled_dot_product_attention, no weights
+# returned) is asked for with need_weights=False where the attention module
+# offers it; layers use it in training mode, when no one reads the weights.
+_FUSED = "need_weights" in inspect.signature(MultiHeadAttention.forward).parameters
 
 __all__ = [
     "ACTIVATIONS",
@@ -262,7 +267,12 @@ class TokenEmbedding(nn.Module):
     multiplication every component has variance about 1, the scale of the
     positional encoding. (The same matrix, when tied to the output projection,
     then has the scale of a well-initialised linear layer.) The row of
-    ``pad_id`` is zero and receives no gradient.
+    ``pad_id`` starts at zero and the lookup gives it no gradient; when the
+    matrix is tied to the output projection, that projection does (the
+    softmax pushes the ``<pad>`` logit down), so the row moves.
+
+    Ids may be a tensor, a NumPy array or a list of integers (floats with
+    integer values are converted); they are moved to the table's device.
 
     Shapes: ids ``(batch, seq)`` → ``(batch, seq, d_model)``.
     """
@@ -285,17 +295,7 @@ class TokenEmbedding(nn.Module):
         return f"vocab={self.vocab}, d_model={self.d_model}, pad_id={self.pad_id}"
 
     def forward(self, ids: Tensor) -> Tensor:
-        if not isinstance(ids, Tensor) or ids.dtype.is_floating_point or ids.dtype == torch.bool:
-            kind = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
-            raise TypeError(
-                f"Los tókenes deben ser un tensor de enteros (identificadores); se recibió {kind}."
-            )
-        vocab = self.vocab
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab):
-            raise ValueError(
-                f"Hay identificadores fuera del vocabulario: deben estar entre 0 y {vocab - 1}; "
-                f"el menor es {int(ids.min())} y el mayor {int(ids.max())}."
-            )
+        ids = checks.ids(ids, "Los tókenes (ids)", vocab_size=self.vocab, like=self.weight)
         return F.embedding(ids, self.weight, self.pad_id) * math.sqrt(self.d_model)
 
 
@@ -405,7 +405,8 @@ class EncoderLayer(nn.Module):
         x = norm2(x + dropout(ff(x)))
 
     The weights of the last call are kept in ``attn_weights``
-    ``(batch, heads, seq, seq)`` (detached).
+    ``(batch, heads, seq, seq)`` (detached); in training mode they are not
+    computed when the attention offers the fused kernel (``None``).
 
     Shapes: x ``(batch, seq, d_model)``; mask boolean broadcastable to
     ``(batch, heads, seq, seq)``, ``True`` = may attend → ``(batch, seq, d_model)``.
@@ -425,8 +426,8 @@ class EncoderLayer(nn.Module):
         self.attn_weights: Tensor | None = None
 
     def _attend(self, x: Tensor, mask: Tensor | None, bias: Tensor | None, rotary) -> Tensor:
-        out, weights = self.self_attn(x, mask=mask, **_position_kwargs(bias, rotary))
-        self.attn_weights = weights.detach()
+        out, self.attn_weights = _attention(self.self_attn, self.training, x, mask=mask,
+                                            **_position_kwargs(bias, rotary))
         return self.dropout1(out)
 
     def forward(self, x: Tensor, mask: Tensor | None = None, *, bias: Tensor | None = None,
@@ -452,7 +453,8 @@ class DecoderLayer(nn.Module):
 
     and Post-LN applies ``norm_i(x + …)`` instead. The weights of the last call
     are kept in ``self_weights`` ``(batch, heads, T, T)`` and ``cross_weights``
-    ``(batch, heads, T, S)``.
+    ``(batch, heads, T, S)`` (``None`` after a training-mode call with the
+    fused kernel: put the model in eval mode to look at them).
 
     Shapes: x ``(batch, T, d_model)``; memory ``(batch, S, d_model)``;
     self_mask broadcastable to ``(batch, heads, T, T)`` (causal);
@@ -477,13 +479,12 @@ class DecoderLayer(nn.Module):
         self.cross_weights: Tensor | None = None
 
     def _self(self, x: Tensor, mask: Tensor | None, bias: Tensor | None, rotary) -> Tensor:
-        out, weights = self.self_attn(x, mask=mask, **_position_kwargs(bias, rotary))
-        self.self_weights = weights.detach()
+        out, self.self_weights = _attention(self.self_attn, self.training, x, mask=mask,
+                                            **_position_kwargs(bias, rotary))
         return self.dropout1(out)
 
     def _cross(self, x: Tensor, memory: Tensor, mask: Tensor | None) -> Tensor:
-        out, weights = self.cross_attn(x, memory, mask=mask)
-        self.cross_weights = weights.detach()
+        out, self.cross_weights = _attention(self.cross_attn, self.training, x, memory, mask=mask)
         return self.dropout2(out)
 
     def forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
@@ -497,6 +498,15 @@ class DecoderLayer(nn.Module):
         x = self.norm1(x + self._self(x, self_mask, bias, rotary))
         x = self.norm2(x + self._cross(x, memory, memory_mask))
         return self.norm3(x + self.dropout3(self.ff(x)))
+
+
+def _attention(attn: MultiHeadAttention, training: bool, *args, **kwargs) -> tuple[Tensor, Tensor | None]:
+    """``attn(*args, **kwargs)`` → ``(output, detached weights)``. In training
+    mode the weights are not recorded (``None``), so the fused kernel can run."""
+    if training and _FUSED:
+        kwargs["need_weights"] = False
+    out, weights = attn(*args, **kwargs)
+    return out, None if weights is None else weights.detach()
 
 
 def _position_kwargs(bias: Tensor | None, rotary) -> dict:
@@ -607,15 +617,15 @@ class Decoder(_Stack):
 # ---------------------------------------------------------------------------
 
 
-def _check_ids(ids, name: str) -> Tensor:
-    if not isinstance(ids, Tensor) or ids.dim() != 2:
-        got = tuple(ids.shape) if isinstance(ids, Tensor) else type(ids).__name__
+def _check_ids(ids, name: str, vocab: int, model: nn.Module) -> Tensor:
+    """Ids ``(batch, seq)`` as a long tensor on ``model``'s device, each below ``vocab``
+    (NumPy arrays, lists and integer-valued floats are converted)."""
+    ids = checks.ids(ids, name, vocab_size=vocab, like=model)
+    if ids.dim() != 2:
         raise ValueError(
             f"{name} debe ser un tensor de identificadores de forma (batch, seq); se recibió "
-            f"{got}. Para una sola frase añade el lote con ids.unsqueeze(0)."
+            f"{tuple(ids.shape)}. Para una sola frase añade el lote con ids.unsqueeze(0)."
         )
-    if ids.dtype.is_floating_point or ids.dtype == torch.bool:
-        raise TypeError(f"{name} debe ser de enteros (identificadores); se recibió {ids.dtype}.")
     if ids.shape[1] == 0:
         raise ValueError(f"{name} está vacío: hace falta al menos una posición.")
     return ids
@@ -687,7 +697,7 @@ class Transformer(nn.Module):
 
     def encode(self, src: Tensor) -> Tensor:
         """Source ids ``(batch, S)`` → memory ``(batch, S, d_model)``."""
-        src = _check_ids(src, "src")
+        src = _check_ids(src, "src", self.config.src_vocab, self)
         s = src.shape[1]
         bias = self.src_position_bias(s, s) if self.src_position_bias is not None else None
         return self.encoder(self.src_embed(src), self.src_mask(src), bias=bias,
@@ -695,14 +705,14 @@ class Transformer(nn.Module):
 
     def decode_hidden(self, tgt: Tensor, memory: Tensor, src: Tensor | None = None) -> Tensor:
         """Target ids and memory → the decoder's output vectors ``(batch, T, d_model)``."""
-        tgt = _check_ids(tgt, "tgt")
+        tgt = _check_ids(tgt, "tgt", self.config.tgt_vocab, self)
         if memory.shape[0] != tgt.shape[0]:
             raise ValueError(
                 f"La memoria tiene {memory.shape[0]} frases y tgt {tgt.shape[0]}: deben coincidir."
             )
         memory_mask = None
         if src is not None:
-            src = _check_ids(src, "src")
+            src = _check_ids(src, "src", self.config.src_vocab, self)
             if src.shape[:2] != memory.shape[:2]:
                 raise ValueError(
                     f"src {tuple(src.shape)} no corresponde a la memoria {tuple(memory.shape)}: "

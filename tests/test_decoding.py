@@ -163,15 +163,36 @@ def test_wide_beam_equals_exhaustive_search_on_a_batch():
     assert torch.allclose(again, res.log_probs, atol=1e-5)
 
 
-def test_beam_is_never_worse_than_greedy_on_random_tables():
+def test_beam_can_return_a_less_likely_output_than_greedy():
+    # Greedy: A (0.5), A (0.34), EOS (1) = 0.17. Beam (width 2) keeps B A and B B
+    # at step 2 (0.225 each > 0.17), prunes the greedy prefix A A, and ends with
+    # B A A EOS = 0.5 · 0.45 · 0.45 · 1 ≈ 0.101 < 0.17.
+    prune = {
+        (): {A: 0.5, B: 0.45, EOS: 0.05},
+        (A,): {A: 0.34, B: 0.33, EOS: 0.33},
+        (B,): {A: 0.5, B: 0.5},
+        (B, A): {A: 0.45, B: 0.45, EOS: 0.1},
+        (B, B): {A: 0.45, B: 0.45, EOS: 0.1},
+    }
+    step = table_step(prune)
+    greedy = decoding.greedy_decode(step, 1, 6, BOS, EOS)
+    beam = decoding.beam_search(step, 1, 2, 6, BOS, EOS)
+    assert greedy.tolist() == [[A, A, EOS]]
+    assert beam.tokens.tolist() == [[B, A, A, EOS]]
+    g = decoding.sequence_log_prob(step, 1, greedy, BOS, EOS)
+    assert g.item() == pytest.approx(log(0.17), abs=1e-5)
+    assert beam.log_probs.item() < g.item() - 0.5
+
+
+def test_beam_is_better_than_greedy_on_average_on_random_tables():
     gen = torch.Generator().manual_seed(1)
     tables = [random_table(gen, 4) for _ in range(20)]
     step = table_step(*tables)
     greedy = decoding.greedy_decode(step, 20, 5, BOS, EOS)
     beam = decoding.beam_search(step, 20, 3, 5, BOS, EOS)
     g = decoding.sequence_log_prob(step, 20, greedy, BOS, EOS)
-    assert bool((beam.log_probs >= g - 1e-6).all())
-    assert bool((beam.log_probs > g + 1e-6).any())  # and sometimes strictly better
+    assert beam.log_probs.mean() > g.mean()
+    assert bool((beam.log_probs > g + 1e-6).any())
 
 
 def test_n_best_are_sorted_and_distinct():
@@ -223,7 +244,7 @@ def test_filter_logits_temperature_top_k_top_p():
     logits = probs.log()
     keep = lambda **kw: torch.isfinite(decoding.filter_logits(logits, **kw)).int().tolist()  # noqa: E731
     assert keep(top_k=2) == [1, 1, 0, 0]
-    assert keep(top_k=10) == [1, 1, 1, 1]
+    assert keep(top_k=4) == [1, 1, 1, 1]
     assert keep(top_p=0.5) == [1, 0, 0, 0]
     assert keep(top_p=0.8) == [1, 1, 0, 0]
     assert keep(top_p=0.81) == [1, 1, 1, 0]
@@ -316,3 +337,67 @@ def test_bad_beam_and_length_arguments_raise_spanish_errors():
 def test_strip():
     assert decoding.strip(torch.tensor([[3, 4, 2, 0], [3, 3, 3, 3]]), EOS) == [[3, 4], [3, 3, 3, 3]]
     assert decoding.strip([[1, 3, 2]], EOS, bos_id=1) == [[3]]
+
+
+# -- special tokens, observers, non-finite logits --------------------------------
+
+UNK = 5
+
+
+def pad_lover(prefix, rows):
+    """A step function whose most likely tokens are PAD, then BOS, then UNK."""
+    logits = torch.tensor([9.0, 8.0, 0.0, 1.0, 0.5, 7.0])
+    logits = logits.expand(prefix.shape[0], -1).clone()
+    if prefix.shape[1] > 3:  # after three tokens, EOS wins
+        logits[:, EOS] = 10.0
+    return logits
+
+
+@pytest.mark.parametrize("decode", [
+    lambda s: decoding.greedy_decode(s, 4, 6, BOS, EOS, PAD, unk_id=UNK),
+    lambda s: decoding.beam_search(s, 4, 3, 6, BOS, EOS, PAD, unk_id=UNK).tokens,
+    lambda s: decoding.sample_decode(s, 64, 6, BOS, EOS, PAD, unk_id=UNK, seed=0, temperature=3.0),
+])
+def test_special_tokens_are_never_generated(decode):
+    out = decode(pad_lover)
+    for row in decoding.strip(out, EOS):
+        assert set(row) <= {A, B}
+    assert bool((out == EOS).any(dim=1).all())  # every row ends with EOS, then PAD only
+
+
+def test_special_tokens_are_masked_in_scores_too():
+    out = decoding.beam_search(pad_lover, 1, 2, 6, BOS, EOS, PAD, unk_id=UNK)
+    again = decoding.sequence_log_prob(pad_lover, 1, out.tokens, BOS, EOS, PAD, unk_id=UNK)
+    assert again.item() == pytest.approx(out.log_probs.item(), abs=1e-5)
+    with_pad = torch.tensor([[PAD, A, A, EOS]])
+    assert decoding.sequence_log_prob(pad_lover, 1, with_pad, BOS, EOS, PAD).item() == -math.inf
+
+
+def test_an_observer_sees_every_candidate_and_the_answer():
+    seen, answers = [], []
+
+    class Spy(decoding.BeamObserver):
+        def candidate(self, row, t, parent, token, log_prob, status):
+            seen.append((row, t, token, status))
+
+        def answer(self, row, kind, index):
+            answers.append((row, kind))
+
+    res = decoding.beam_search(table_step(TRAP), 2, 2, 10, BOS, EOS, observer=Spy(), trace=1)
+    assert answers == [(0, "finished"), (1, "finished")]
+    assert [(t, tok, st) for r, t, tok, st in seen if r == 1] == \
+        [(n.step, n.token, n.status) for n in res.tree.nodes[1:]]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), math.inf])
+def test_non_finite_logits_are_rejected(bad):
+    def broken(prefix, rows):
+        out = torch.zeros(prefix.shape[0], V)
+        out[:, A] = bad
+        return out
+
+    for call in (lambda: decoding.greedy_decode(broken, 2, 5, BOS, EOS),
+                 lambda: decoding.beam_search(broken, 2, 2, 5, BOS, EOS),
+                 lambda: decoding.sample_decode(broken, 2, 5, BOS, EOS, seed=0)):
+        with pytest.raises(ValueError, match="no finitos"):
+            call()

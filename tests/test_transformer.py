@@ -112,8 +112,9 @@ def test_token_embedding_rejects_bad_ids():
     emb = TokenEmbedding(5, 4)
     with pytest.raises(ValueError, match="fuera del vocabulario"):
         emb(torch.tensor([[1, 5]]))
-    with pytest.raises(TypeError):
-        emb(torch.tensor([[1.0]]))
+    with pytest.raises(TypeError, match="decimales"):
+        emb(torch.tensor([[1.5]]))
+    assert torch.equal(emb(torch.tensor([[1.0, 3.0]])), emb(torch.tensor([[1, 3]])))
 
 
 def test_positional_encoding_schemes():
@@ -344,3 +345,47 @@ def test_masks_come_from_masking():
     src[0, -2:] = 0
     assert torch.equal(model.src_mask(src), masking.padding_mask(token_ids=src, pad_id=0))
     assert torch.equal(model.tgt_mask(tgt)[0, 0], masking.causal_mask(6))
+
+
+def _small_model(**changes):
+    seed_everything(0)
+    config = TransformerConfig(src_vocab=11, tgt_vocab=9, d_model=16, n_heads=2, n_encoder_layers=1,
+                               n_decoder_layers=1, d_ff=32, dropout=0.0, max_len=16)
+    return Transformer(config.replace(**changes)).eval()
+
+
+def test_transformer_converts_numpy_lists_and_integer_floats():
+    import numpy as np
+
+    model = _small_model()
+    src, tgt = [[3, 4, 5, 0]], [[1, 6, 7]]
+    want = model(torch.tensor(src), torch.tensor(tgt))
+    assert torch.equal(model(np.array(src), np.array(tgt)), want)
+    assert torch.equal(model(src, tgt), want)
+    assert torch.equal(model(torch.tensor(src, dtype=torch.float64), torch.tensor(tgt).float()), want)
+    with pytest.raises(TypeError, match="decimales"):
+        model(torch.tensor([[3.5, 4.0]]), torch.tensor(tgt))
+
+
+def test_transformer_rejects_ids_outside_each_vocabulary():
+    model = _small_model()
+    message = r"src contiene el id 11, fuera del vocabulario \(ids válidos: 0 a 10"
+    with pytest.raises(ValueError, match=message):
+        model(torch.tensor([[3, 11]]), torch.tensor([[1, 2]]))
+    with pytest.raises(ValueError, match="tgt contiene el id 9"):  # 9 is a source id, not a target one
+        model(torch.tensor([[3, 9]]), torch.tensor([[1, 9]]))
+    with pytest.raises(ValueError, match="id -1"):
+        model(torch.tensor([[3, -1]]), torch.tensor([[1, 2]]))
+    with pytest.raises(ValueError, match="unsqueeze"):
+        model(torch.tensor([3, 4]), torch.tensor([[1, 2]]))
+
+
+def test_training_mode_gives_the_eval_outputs_and_eval_records_the_maps():
+    model = _small_model()
+    src, tgt = torch.tensor([[3, 4, 5, 0]]), torch.tensor([[1, 6, 7]])
+    evaluated = model(src, tgt)
+    maps = model.attention_maps()
+    assert [len(v) for v in maps.values()] == [1, 1, 1]
+    assert torch.allclose(maps["cross"][0].sum(-1), torch.ones(1, 2, 3), atol=1e-6)
+    model.train()  # dropout is 0: the same function, perhaps through the fused kernel
+    assert torch.allclose(model(src, tgt), evaluated, atol=1e-5)
