@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dldna.viz import positional as vp
-from dldna.viz import style
 from dldna.widgets import core
 
 DEFAULT_D_MODELS: tuple[int, ...] = (8, 16, 32, 64)
@@ -199,7 +198,6 @@ class PositionalExplorer(core.Explorer):
             "n_positions": self.n_positions,
             "d_models": self.d_models,
             "bases": [f"{b:g}" for b in self.bases],
-            "lut_diverging": style.colormap_lut(style.DIVERGING_CMAP),
             "controls": controls,
         }
 

@@ -5,14 +5,12 @@ The accuracies are measured by the chapter (a ViT trained for each patch size
 with the same cheap settings) and handed in; a size that was not trained
 shows «sin entrenar». Tokens and cost come from :func:`dldna.vit.patch_cost`.
 The live picture is :func:`dldna.viz.vit.plot_patch_size`; the static view
-("vit_patches", ``static/vit.js``) draws the same numbers as SVG.
+(kind "vit_patches" of ``static/explorer.js``) draws the same numbers as SVG.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cache
-from importlib import resources
 
 import numpy as np
 import torch
@@ -47,11 +45,6 @@ def patch_table(accuracies: Mapping[int, float | None], *, image_size: int = 8, 
         row["accuracy"] = None if acc is None else float(acc)
         table[int(p)] = row
     return table
-
-
-@cache
-def _vit_js() -> str:
-    return resources.files("dldna.widgets").joinpath("static/vit.js").read_text("utf-8")
 
 
 class PatchSizeExplorer(core.Explorer):
@@ -131,11 +124,6 @@ class PatchSizeExplorer(core.Explorer):
                  "options": core.options(range(len(self.labels)), self.labels), "value": 0},
             ],
         }
-
-    def to_html(self) -> str:
-        if self._html is None:
-            self._html = super().to_html() + f"<script>\n{_vit_js()}</script>\n"
-        return self._html
 
 
 def patch_size_explorer(
