@@ -99,8 +99,8 @@ def _hatch_blocked(ax: Axes, blocked: np.ndarray) -> None:
 def _matrix_axes(ax: Axes, n_rows: int, n_cols: int, rows: list[str], cols: list[str]) -> None:
     ax.set_xticks(range(n_cols), cols, rotation=90 if max(map(len, cols)) > 2 else 0)
     ax.set_yticks(range(n_rows), rows)
-    ax.set_xlabel("clave $j$ (posición atendida)")
-    ax.set_ylabel("consulta $i$ (quien atiende)")
+    ax.set_xlabel("clave j (posición atendida)")
+    ax.set_ylabel("consulta i (quien atiende)")
     ax.tick_params(length=0)
     if n_cols > 16:
         for k, label in enumerate(ax.get_xticklabels()):

@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from dldna.viz import style
 
@@ -310,6 +311,9 @@ class Explorer:
         state = self.state()
         try:
             fig = self._figure(state)
+            # Whatever a reader typed is drawn as typed: a «$» must not start a formula.
+            for text in fig.findobj(Text):
+                text.set_parse_math(False)
             png = base64.b64encode(style.figure_png(fig, dpi=self.dpi)).decode("ascii")
         except (ValueError, TypeError) as err:
             self._show_message(str(err))

@@ -468,7 +468,7 @@
     var h = data.height, w = data.width, p = st.patch_size, idx = st.image;
     var img = data._img.slice([idx]);
     var k = data.sizes.indexOf(p), acc = data.accuracy[k];
-    var width = 1000, height = 360, top = 96, cell = 26;
+    var height = 360, top = 96, cell = 26;
     var label = data.labels[idx] + ", parches de " + p + "\u00d7" + p + ": " + data.tokens[k] +
       " tókenes, " + Math.round(data.kmacs[k]) + " mil MAC por imagen, " +
       (acc === null ? "sin entrenar" : "exactitud " + acc.toFixed(1) + " %");
@@ -476,6 +476,7 @@
     var accLo = trained.length ? Math.max(0, Math.floor(Math.min.apply(null, trained) - 10)) : 0;
     var digit = { x: 30, y: top, w: w * cell, h: h * cell };
     var sizes = data.sizes.map(String), bw = 190, gap = 70, x0 = digit.x + digit.w + 70;
+    var width = x0 + 3 * bw + 2 * gap + 20;
     return {
       width: width, height: height,
       alt: data.alt + " Estado: " + label + ".",
@@ -500,9 +501,9 @@
             values: values, labels: sizes, highlight: k, valueLabels: true, xlabel: "tamaño del parche p"
           }, o));
         };
-        chart(0, data.tokens, { title: "tókenes (con [CLS])", ymax: Math.max.apply(null, data.tokens), digits: 0, tickDigits: 0 });
-        chart(1, data.kmacs, { title: "coste (miles de MAC)", ymax: Math.max.apply(null, data.kmacs), digits: 0, tickDigits: 0 });
-        chart(2, data.accuracy, { title: "exactitud en prueba (%)", lo: accLo, ymax: 100, digits: 1, tickDigits: 0 });
+        chart(0, data.tokens, { title: "tókenes (con [CLS])", ymax: 1.15 * Math.max.apply(null, data.tokens), digits: 0, tickDigits: 0 });
+        chart(1, data.kmacs, { title: "coste (miles de MAC)", ymax: 1.15 * Math.max.apply(null, data.kmacs), digits: 0, tickDigits: 0 });
+        chart(2, data.accuracy, { title: "exactitud en prueba (%)", lo: accLo, ymax: 105, digits: 1, tickDigits: 0 });
       }
     };
   });
