@@ -54,9 +54,9 @@ INK = "#222222"
 MUTED = "#444444"
 AXIS = "#555555"
 RULE = "#dddddd"
-#: A cell whose WCAG relative luminance is above this gets dark text, else white:
-#: the threshold where both have the same contrast ratio.
-LUMINANCE_THRESHOLD = 0.179
+#: A cell whose WCAG relative luminance is above this gets dark text (:data:`INK`),
+#: else white: seaborn's rule for annotated heatmaps, used by both views.
+LUMINANCE_THRESHOLD = 0.408
 
 
 def color(i: int) -> str:
