@@ -29,6 +29,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.collections import PatchCollection
+from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
@@ -70,17 +71,24 @@ def _hatch(ax: Axes, blocked: np.ndarray) -> None:
             hatch=style.MASKED_HATCH, linewidth=0, zorder=2))
 
 
+def _ticks(labels, texts: list[str]):
+    """seaborn's ``xticklabels``: none, every label, or every k-th when too many."""
+    if labels is False:
+        return False
+    return texts if len(texts) <= MAX_TICKS else len(texts) // MAX_TICKS + 1
+
+
 def heatmap(
     values,
     *,
     ax: Axes | None = None,
-    row_labels: Sequence | None = None,
-    col_labels: Sequence | None = None,
+    row_labels: Sequence | bool | None = None,
+    col_labels: Sequence | bool | None = None,
     allowed=None,
     signed: bool | None = None,
     vmin: float | None = None,
     vmax: float | None = None,
-    cmap: str | None = None,
+    cmap: str | Colormap | None = None,
     annotate: bool | None = None,
     fmt: str = ".2f",
     title: str | None = None,
@@ -97,7 +105,8 @@ def heatmap(
     Args:
         ax: where to draw (default: a new figure of ``width`` × ``height``
             inches, sized from the matrix when not given).
-        row_labels, col_labels: one label per row / column (default: indices).
+        row_labels, col_labels: one label per row / column (default: indices;
+            ``False``: none).
         allowed: boolean ``(rows, cols)``, ``False`` = masked cell (drawn grey
             and hatched, not coloured); ``None``: every cell is shown.
         signed: diverging colours centred at 0 (default: when a shown value
@@ -128,19 +137,20 @@ def heatmap(
     if ax is None:
         _, ax = style.new_figure(width or 1.6 + 0.55 * cols, height or 1.2 + 0.45 * rows)
     fig = ax.figure
-    xt = tick_labels(col_labels, cols)
-    yt = tick_labels(row_labels, rows)
+    xt = tick_labels(None if col_labels is False else col_labels, cols)
+    yt = tick_labels(None if row_labels is False else row_labels, rows)
     sns.heatmap(
         v, ax=ax, mask=~shown, cmap=cmap or (style.DIVERGING_CMAP if signed else
                                              style.SEQUENTIAL_CMAP),
         center=0.0 if signed else None, vmin=vmin, vmax=vmax, annot=annotate, fmt=fmt,
         annot_kws={"fontsize": "x-small"}, cbar=colorbar,
         cbar_kws={"label": colorbar_label, "shrink": 0.9} if colorbar else None,
-        xticklabels=xt if cols <= MAX_TICKS else max(1, cols // MAX_TICKS + 1),
-        yticklabels=yt if rows <= MAX_TICKS else max(1, rows // MAX_TICKS + 1),
+        xticklabels=_ticks(col_labels, xt), yticklabels=_ticks(row_labels, yt),
     )
-    if cols > MAX_TICKS or rows > MAX_TICKS:  # seaborn's thinned labels are indices
+    # seaborn's thinned-out labels are indices: put the labels back.
+    if col_labels is not False and cols > MAX_TICKS:
         ax.set_xticklabels([xt[int(t.get_position()[0])] for t in ax.get_xticklabels()])
+    if row_labels is not False and rows > MAX_TICKS:
         ax.set_yticklabels([yt[int(t.get_position()[1])] for t in ax.get_yticklabels()])
     # One rule for the ink of the annotations (the browser view uses the same).
     mesh = ax.collections[0]
