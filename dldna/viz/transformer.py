@@ -144,7 +144,7 @@ def normalization_plot(x: torch.Tensor, eps: float = 1e-5) -> Figure:
     outline_cells(axes[2], [(0, 0)], width=d)
     for ax in axes:
         for k in range(1, b):
-            ax.axhline(k * n, color="black", linewidth=1)
+            ax.axhline(k * n, color="black", linewidth=1, zorder=3)
     fig.suptitle("Qué promedia cada normalización (recuadro: un grupo que se normaliza junto)")
     return fig
 
