@@ -14,11 +14,11 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from dldna import widgets
+from dldna.widgets import core
+from dldna.widgets.masking import mask_explorer
+from dldna.widgets.vit import patch_size_explorer
 
 pytestmark = pytest.mark.book
-
-CHAPTER = "chapters/00_como_usar.html"
-
 
 def _mounted(browser, timeout=10.0):
     WebDriverWait(browser, timeout).until(
@@ -73,22 +73,34 @@ def _assert_moves(browser, root, kind: str) -> None:
     assert alt and alt != alt_before, "el texto alternativo debe describir el nuevo estado"
 
 
-def test_book_explorers_react_to_their_controls(built_book, browser, page_url):
-    assert (built_book / CHAPTER).exists()
+#: A chapter of the book for every kind of explorer, and the controls moved there.
+BOOK_KINDS = {
+    "attention": ("chapters/00_como_usar.html", ("range", "select")),
+    "positional": ("chapters/00_como_usar.html", ("range", "select", "multi")),
+    "scaling": ("chapters/02_qkv.html", ("range", "toggle")),
+    "masks": ("chapters/04_mascaras.html", ("range", "select")),
+    "vit_patches": ("chapters/08_vit.html", ("range", "select")),
+}
+
+
+@pytest.mark.parametrize("view", sorted(BOOK_KINDS))
+def test_book_explorers_react_to_their_controls(built_book, browser, page_url, view):
+    chapter, kinds = BOOK_KINDS[view]
+    assert (built_book / chapter).exists()
+    # The renderer is served once per page, not pasted into the outputs.
+    page = (built_book / chapter).read_text(encoding="utf-8")
+    assert page.count("dldna-explorer.js") == 1 and "dldnaTheme" not in page
+    assert (built_book / "_static" / "dldna-explorer.js").exists()
     _js_errors(browser)  # drop what earlier tests logged
-    browser.get(page_url(CHAPTER))
-    roots = _mounted(browser)
-    by_view = {}
-    for root in roots:
-        by_view.setdefault(root.get_attribute("data-dldna-view"), root)
-    assert {"attention", "positional"} <= set(by_view), "faltan exploradores en el capítulo 0"
-    for view in ("attention", "positional"):
-        root = by_view[view]
-        assert root.find_element(By.CSS_SELECTOR, "svg").get_attribute("role") == "img"
-        assert root.find_element(By.CSS_SELECTOR, ".dldna-fallback").value_of_css_property(
-            "display") == "none"
-        _assert_moves(browser, root, "range")
-        _assert_moves(browser, root, "select")
+    browser.get(page_url(chapter))
+    roots = [r for r in _mounted(browser) if r.get_attribute("data-dldna-view") == view]
+    assert roots, f"no hay un explorador «{view}» en {chapter}"
+    root = roots[0]
+    assert root.find_element(By.CSS_SELECTOR, "svg").get_attribute("role") == "img"
+    assert root.find_element(By.CSS_SELECTOR, ".dldna-fallback").value_of_css_property(
+        "display") == "none"
+    for kind in kinds:
+        _assert_moves(browser, root, kind)
     assert not _js_errors(browser)
 
 
@@ -100,25 +112,39 @@ def test_static_views_work_offline_in_a_browser(browser, tmp_path):
                                    mask=mask),
         widgets.positional_explorer(),
         widgets.scaling_explorer(),
+        mask_explorer(n=8, pad=4),
+        patch_size_explorer(torch.rand(3, 1, 8, 8, generator=g), {1: None, 2: 0.9, 4: 0.8}),
         widgets.positional_explorer(d_model=7),  # shows a message, not a picture
     ]
     page = tmp_path / "exploradores.html"
-    page.write_text(
-        "<!doctype html><html lang='es'><head><meta charset='utf-8'></head><body>"
-        + "".join(p.to_html() for p in parts) + "</body></html>", encoding="utf-8")
+    page.write_text(core.standalone_page(parts), encoding="utf-8")
     _js_errors(browser)
     browser.get(page.as_uri())
     roots = _mounted(browser)
     assert [r.get_attribute("data-dldna-view") for r in roots] == [
-        "attention", "positional", "scaling"]
-    attention, positional, scaling = roots
+        "attention", "positional", "scaling", "masks", "vit_patches"]
+    attention, positional, scaling, masks, patches = roots
     # Masked cells are drawn hatched, not as weight 0.
     assert attention.find_elements(By.CSS_SELECTOR, "rect.dldna-masked")
+    assert masks.find_elements(By.CSS_SELECTOR, "rect.dldna-masked")
     for root, kinds in ((attention, ("range", "select")),
                         (positional, ("range", "select", "multi")),
-                        (scaling, ("range", "toggle"))):
+                        (scaling, ("range", "toggle")),
+                        (masks, ("range", "select")),
+                        (patches, ("range", "select"))):
         for kind in kinds:
             _assert_moves(browser, root, kind)
     error = browser.find_element(By.CSS_SELECTOR, ".dldna-error")
     assert "d_model debe ser un entero par" in error.text
+    assert not _js_errors(browser)
+
+
+def test_without_the_renderer_the_output_says_where_to_move_it(browser, tmp_path):
+    """GitHub's notebook viewer runs no JavaScript: the output explains itself."""
+    page = tmp_path / "sin_js.html"
+    page.write_text("<!doctype html><html lang='es'><head><meta charset='utf-8'></head><body>"
+                    + widgets.scaling_explorer().to_html() + "</body></html>", encoding="utf-8")
+    browser.get(page.as_uri())
+    fallback = browser.find_element(By.CSS_SELECTOR, ".dldna-fallback")
+    assert fallback.is_displayed() and core.FALLBACK in fallback.text
     assert not _js_errors(browser)

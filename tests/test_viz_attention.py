@@ -67,23 +67,23 @@ def test_heatmap_shows_masked_cells_as_masked_not_zero(vectors, causal):
     fig = va.attention_heatmap(w, TOKENS, TOKENS, mask=causal, title="Prueba")
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
-    data = ax.images[0].get_array()
+    data = ax.collections[0].get_array()
     assert np.array_equal(np.ma.getmaskarray(data), ~causal.numpy())
     np.testing.assert_allclose(data[causal.numpy()], w[causal.numpy()])
-    hatched = [p for p in ax.patches if p.get_hatch() == style.MASKED_HATCH]
-    assert len(hatched) == int((~causal).sum())
+    hatched = [c for c in ax.collections if c.get_hatch() == style.MASKED_HATCH]
+    assert sum(len(c.get_paths()) for c in hatched) == int((~causal).sum())
     assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
     assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
     assert ax.get_title() == "Prueba"
     assert ax.get_xlabel() == "clave (key)" and ax.get_ylabel() == "consulta (query)"
     assert "enmascarada" in ax.get_legend().get_texts()[0].get_text()
-    assert ax.images[0].get_cmap().name.startswith(style.SEQUENTIAL_CMAP)
+    assert ax.collections[0].get_cmap().name.startswith(style.SEQUENTIAL_CMAP)
 
 
 def test_heatmap_draws_into_a_given_axes(vectors):
     fig, axes = style.new_figure(8, 3, ncols=2)
     out = va.attention_heatmap(va.self_attention_weights(vectors), ax=axes[1], colorbar=False)
-    assert out is fig and len(axes[1].images) == 1 and len(axes[0].images) == 0
+    assert out is fig and len(axes[1].collections) == 1 and len(axes[0].collections) == 0
 
 
 def test_row_bars_and_entropy_bars(vectors, causal):
@@ -109,7 +109,7 @@ def test_panel_has_named_axes_and_highlights_the_query(vectors):
     assert set(axes) == {"heat", "entropy", "bars"}
     outline = [p for p in axes["heat"].patches if p.get_edgecolor()[:3] != (0, 0, 0)
                and not p.get_fill()]
-    assert outline and outline[0].get_y() == pytest.approx(1.5)
+    assert outline and outline[0].get_y() == pytest.approx(2)
     np.testing.assert_allclose([b.get_height() for b in axes["bars"].containers[0]], w[2])
     assert fig.get_suptitle() == "Panel"
 
@@ -152,7 +152,7 @@ def test_scaling_panel_titles_and_data():
     r = va.random_attention(16, False)
     fig = va.scaling_panel(r, title="Escala")
     axes = va.panel_axes(fig)
-    np.testing.assert_allclose(axes["heat"].images[0].get_array(), r["weights"])
+    np.testing.assert_allclose(axes["heat"].collections[0].get_array(), r["weights"])
     np.testing.assert_allclose([b.get_width() for b in axes["max"].containers[0]],
                                r["max_weight"])
     assert "sin dividir" in fig.get_suptitle() and "d_k = 16" in fig.get_suptitle()

@@ -45,7 +45,7 @@ def test_waves_show_the_columns_of_each_pair_with_wavelength(data):
 def test_heatmap_and_similarity(data):
     fig = vp.positional_heatmap(data, cursor=4)
     ax = fig.axes[0]
-    np.testing.assert_allclose(ax.images[0].get_array(), data.table)
+    np.testing.assert_allclose(ax.collections[0].get_array(), data.table, atol=1e-12)
     assert ax.get_xlabel() == "dimensión" and ax.get_ylabel() == "posición"
     fig = vp.positional_similarity(data, cursor=7)
     ax = fig.axes[0]

@@ -25,10 +25,11 @@ import numpy as np
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 
 from dldna import attention as _attention
 from dldna.viz import style
+from dldna.viz.heatmap import heatmap, masked_legend_handle, outline_cells
 
 __all__ = [
     "tokens_from",
@@ -184,24 +185,6 @@ def _labels(tokens, n: int, what: str) -> list[str]:
 # ----------------------------------------------------------------------- drawing
 
 
-def _hatch_cells(ax: Axes, cells) -> None:
-    for r, c in cells:
-        ax.add_patch(
-            Rectangle(
-                (c - 0.5, r - 0.5), 1, 1, facecolor=style.MASKED_COLOR, edgecolor="#8c8c8c",
-                hatch=style.MASKED_HATCH, linewidth=0, zorder=2,
-            )
-        )
-
-
-def masked_legend_handle() -> Patch:
-    """Legend entry for masked cells."""
-    return Patch(
-        facecolor=style.MASKED_COLOR, edgecolor="#8c8c8c", hatch=style.MASKED_HATCH,
-        label="enmascarada (no puede atender)",
-    )
-
-
 def attention_heatmap(
     weights,
     q_tokens: Sequence[str] | None = None,
@@ -217,61 +200,35 @@ def attention_heatmap(
     colorbar: bool = True,
     vmin: float | None = 0.0,
     vmax: float | None = 1.0,
-    cmap: str = style.SEQUENTIAL_CMAP,
+    cmap: str | None = None,
     colorbar_label: str = "peso",
 ) -> Figure:
     """Heatmap of a ``(q_len, k_len)`` weight matrix with token labels.
 
-    Masked cells (``mask`` False) are grey and hatched, with a legend entry.
-    ``highlight_row`` outlines one query's row. ``annotate`` writes each value
-    in its cell (default: when the matrix has at most 10×10 cells). Pass
-    ``vmin=vmax=None`` for matrices that are not weights (scores, say).
-    The image's data is ``ax.images[0].get_array()`` (a masked array).
+    Drawn by :func:`dldna.viz.heatmap.heatmap`: masked cells (``mask`` False)
+    grey and hatched with a legend entry, each value written in its cell
+    (default: at most 10×10 cells) in ink chosen by the cell's luminance.
+    ``highlight_row`` outlines one query's row. Pass ``vmin=vmax=None`` for
+    matrices that are not weights (scores, say): signed values then get the
+    diverging colour map centred at 0 (``cmap`` overrides the colour map).
+    The drawn values are ``ax.collections[0].get_array()`` (a masked array).
     """
     w = as_matrix(weights, "weights")
     q_len, k_len = w.shape
     q_labels = _labels(q_tokens, q_len, "consultas")
     k_labels = _labels(k_tokens, k_len, "claves")
     m = as_mask(mask, w.shape)
-    fig, ax = style.figure_or_new(ax, 1.2 + 0.55 * k_len, 1.0 + 0.45 * q_len)
-
-    data = np.ma.masked_array(w, mask=None if m is None else ~m)
-    image = ax.imshow(
-        data, cmap=style.matplotlib_cmap(cmap), vmin=vmin, vmax=vmax, aspect="auto",
-        interpolation="nearest",
-    )
-    if m is not None and not m.all():
-        _hatch_cells(ax, zip(*np.nonzero(~m), strict=True))
-        ax.legend(handles=[masked_legend_handle()], loc="upper right", fontsize="small",
-                  framealpha=0.95)
-    if annotate is None:
-        annotate = q_len * k_len <= 100
-    if annotate:
-        lo = image.norm.vmin
-        hi = image.norm.vmax
-        for r in range(q_len):
-            for c in range(k_len):
-                if m is not None and not m[r, c]:
-                    continue
-                frac = (w[r, c] - lo) / (hi - lo) if hi > lo else 0.0
-                ax.text(c, r, f"{w[r, c]:.2f}", ha="center", va="center", fontsize="x-small",
-                        color="black" if frac > 0.55 else "white", zorder=3)
+    if highlight_row is not None and not 0 <= highlight_row < q_len:
+        raise ValueError(
+            f"La fila resaltada {highlight_row} no existe: hay {q_len} consultas "
+            f"(0 a {q_len - 1})."
+        )
+    fig = heatmap(w, ax=ax, row_labels=q_labels, col_labels=k_labels, allowed=m, vmin=vmin,
+                  vmax=vmax, cmap=cmap, annotate=annotate, title=title, xlabel=xlabel,
+                  ylabel=ylabel, colorbar=colorbar, colorbar_label=colorbar_label,
+                  width=1.2 + 0.55 * k_len, height=1.0 + 0.45 * q_len)
     if highlight_row is not None:
-        if not 0 <= highlight_row < q_len:
-            raise ValueError(
-                f"La fila resaltada {highlight_row} no existe: hay {q_len} consultas "
-                f"(0 a {q_len - 1})."
-            )
-        ax.add_patch(Rectangle((-0.5, highlight_row - 0.5), k_len, 1, fill=False,
-                               edgecolor=style.HIGHLIGHT, linewidth=2.5, zorder=4))
-    ax.set_xticks(range(k_len), k_labels, rotation=45 if k_len > 6 else 0,
-                  ha="right" if k_len > 6 else "center")
-    ax.set_yticks(range(q_len), q_labels)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    if colorbar:
-        fig.colorbar(image, ax=ax, label=colorbar_label, shrink=0.9)
+        outline_cells(fig.axes[0] if ax is None else ax, [(highlight_row, 0)], width=k_len)
     return fig
 
 
@@ -303,8 +260,8 @@ def attention_row_bars(
     if m is not None:
         for c in np.nonzero(~m)[0]:
             ax.add_patch(Rectangle((c - 0.4, 0), 0.8, 1.0, facecolor=style.MASKED_COLOR,
-                                   edgecolor="#8c8c8c", hatch=style.MASKED_HATCH, linewidth=0,
-                                   zorder=1))
+                                   edgecolor=style.MASKED_EDGE, hatch=style.MASKED_HATCH,
+                                   linewidth=0, zorder=1))
         if not m.all():
             ax.legend(handles=[masked_legend_handle()], loc="upper right", fontsize="small")
     if values is None:
@@ -407,7 +364,7 @@ def attention_panel(
                        ax=axd["bars"], query_label=q_labels[query])
     axd["heat"].set_xlabel("")
     axd["heat"].set_title("Pesos de atención (fila resaltada: consulta elegida)")
-    fig.colorbar(axd["heat"].images[0], ax=axd["entropy"], label="peso", location="right",
+    fig.colorbar(axd["heat"].collections[0], ax=axd["entropy"], label="peso", location="right",
                  shrink=0.9)
     for name, axis in axd.items():
         axis.set_gid(name)

@@ -26,23 +26,24 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 from matplotlib.axes import Axes
-from matplotlib.collections import LineCollection, PatchCollection
+from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Arc, Patch, Rectangle
 
+from dldna.viz import style
+from dldna.viz.heatmap import heatmap, outline_cells
 from dldna.viz.style import (
     HIGHLIGHT,
     MASKED_COLOR,
     MASKED_HATCH,
     PALETTE,
-    SEQUENTIAL_CMAP,
     figure_or_new,
     new_figure,
 )
 
-ALLOWED_COLOR = PALETTE[4]  # Okabe-Ito blue
+ALLOWED_COLOR = style.ALLOWED_COLOR  # Okabe-Ito blue
 QUERY_COLOR = PALETTE[0]  # orange
 KEY_COLOR = PALETTE[1]  # sky blue
 EDGE_COLOR = "#9a9a9a"
@@ -86,29 +87,6 @@ def _labels(labels: Sequence[str] | None, n: int, what: str) -> list[str]:
     return labels
 
 
-def _hatch_blocked(ax: Axes, blocked: np.ndarray) -> None:
-    rows, cols = np.nonzero(blocked)
-    if len(rows) == 0:
-        return
-    cells = [Rectangle((c - 0.5, r - 0.5), 1, 1) for r, c in zip(rows, cols, strict=True)]
-    ax.add_collection(PatchCollection(
-        cells, facecolor="none", edgecolor="#8c8c8c", hatch=MASKED_HATCH, linewidth=0,
-    ))
-
-
-def _matrix_axes(ax: Axes, n_rows: int, n_cols: int, rows: list[str], cols: list[str]) -> None:
-    ax.set_xticks(range(n_cols), cols, rotation=90 if max(map(len, cols)) > 2 else 0)
-    ax.set_yticks(range(n_rows), rows)
-    ax.set_xlabel("clave $j$ (posición atendida)")
-    ax.set_ylabel("consulta $i$ (quien atiende)")
-    ax.tick_params(length=0)
-    if n_cols > 16:
-        for k, label in enumerate(ax.get_xticklabels()):
-            label.set_visible(k % 4 == 0)
-        for k, label in enumerate(ax.get_yticklabels()):
-            label.set_visible(k % 4 == 0)
-
-
 def plot_mask(
     mask,
     tokens: Sequence[str] | None = None,
@@ -127,11 +105,10 @@ def plot_mask(
     fig, ax = figure_or_new(ax, 0.3 * m.shape[1] + 2.6, 0.3 * m.shape[0] + 2.0)
     rows = _labels(tokens, m.shape[0], "consultas")
     cols = _labels(key_tokens if key_tokens is not None else tokens, m.shape[1], "claves")
-    ax.imshow(m.astype(float), cmap=ListedColormap([MASKED_COLOR, ALLOWED_COLOR]),
-              vmin=0, vmax=1, interpolation="nearest")
-    _hatch_blocked(ax, ~m)
-    _matrix_axes(ax, m.shape[0], m.shape[1], rows, cols)
-    ax.set_title(title)
+    heatmap(np.ones(m.shape), ax=ax, row_labels=rows, col_labels=cols, allowed=m,
+            cmap=ListedColormap([ALLOWED_COLOR]), signed=False, vmin=0.0, vmax=1.0,
+            annotate=False, colorbar=False, legend=False, title=title,
+            xlabel="clave j (posición atendida)", ylabel="consulta i (quien atiende)")
     if legend and own:
         handles = [Patch(facecolor=ALLOWED_COLOR, label="puede atender (True)"),
                    Patch(facecolor=MASKED_COLOR, hatch=MASKED_HATCH, label="bloqueada (False)")]
@@ -386,8 +363,7 @@ def plot_patterns(
             axes[0, col].set_ylabel("")
         m = _as_matrix(mask)
         if query is not None:
-            axes[0, col].add_patch(Rectangle((-0.5, query - 0.5), m.shape[1], 1, fill=False,
-                                             edgecolor=HIGHLIGHT, linewidth=2))
+            outline_cells(axes[0, col], [(query, 0)], width=m.shape[1], linewidth=2)
         plot_mask_graph(mask, query=query, title="", ax=axes[1, col])
     handles = [Patch(facecolor=ALLOWED_COLOR, label="puede atender"),
                Patch(facecolor=MASKED_COLOR, hatch=MASKED_HATCH, label="bloqueada")]
@@ -426,14 +402,9 @@ def plot_masked_weights(
     fig, axes = new_figure(2 * side + 1.0, 0.32 * m.shape[0] + 2.2, 1, 2)
     plot_mask(m, tokens, title="Máscara", ax=axes[0], legend=False)
     rows = _labels(tokens, m.shape[0], "consultas")
-    image = axes[1].imshow(np.where(m, w, np.nan), cmap=SEQUENTIAL_CMAP, vmin=0, vmax=1,
-                           interpolation="nearest")
-    axes[1].set_facecolor(MASKED_COLOR)
-    _hatch_blocked(axes[1], ~m)
-    _matrix_axes(axes[1], m.shape[0], m.shape[1], rows, rows)
-    axes[1].set_ylabel("")
-    axes[1].set_title("Pesos de atención")
-    fig.colorbar(image, ax=axes[1], shrink=0.8, label="peso")
+    heatmap(w, ax=axes[1], row_labels=rows, col_labels=rows, allowed=m, signed=False, vmin=0.0,
+            vmax=1.0, annotate=m.shape[1] <= 8, legend=False, title="Pesos de atención",
+            xlabel="clave j (posición atendida)", colorbar_label="peso")
     if title:
         fig.suptitle(title)
     return fig

@@ -27,10 +27,10 @@ import numpy as np
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from dldna import positional as _positional
 from dldna.viz import style
+from dldna.viz.heatmap import heatmap, outline_cells
 
 __all__ = [
     "PositionalData",
@@ -303,20 +303,17 @@ def positional_heatmap(
     title: str | None = None,
     colorbar: bool = True,
 ) -> Figure:
-    """Heatmap of ``data.table``: positions down, dimensions across (diverging colours)."""
+    """Heatmap of ``data.table``: positions down, dimensions across (diverging colours
+    centred at 0 for signed tables), the ``cursor`` row outlined."""
     _check_cursor(cursor, data.n_positions)
-    fig, ax = style.figure_or_new(ax, 6.0, 4.5)
     lo, hi = data.value_range
-    image = ax.imshow(data.table, cmap=style.matplotlib_cmap(style.DIVERGING_CMAP), vmin=lo,
-                      vmax=hi, aspect="auto", interpolation="nearest")
+    fig = heatmap(data.table, ax=ax, signed=lo < 0, vmin=lo, vmax=hi, annotate=False,
+                  title=title or "Posición × dimensión", xlabel=data.column_label,
+                  ylabel="posición", colorbar=colorbar, colorbar_label=data.value_label,
+                  width=6.0, height=4.5)
     if cursor is not None:
-        ax.add_patch(Rectangle((-0.5, cursor - 0.5), data.table.shape[1], 1, fill=False,
-                               edgecolor="black", linewidth=2))
-    ax.set_xlabel(data.column_label)
-    ax.set_ylabel("posición")
-    ax.set_title(title or "Posición × dimensión")
-    if colorbar:
-        fig.colorbar(image, ax=ax, label=data.value_label, shrink=0.9)
+        outline_cells(fig.axes[0] if ax is None else ax, [(cursor, 0)],
+                      width=data.table.shape[1], color="black", linewidth=2)
     return fig
 
 

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 from dldna import positional as P
 from dldna.viz import style
+from dldna.viz.heatmap import heatmap
 
 __all__ = ["plot_pair_circles", "plot_dot_by_distance", "plot_relative_schemes", "plot_extrapolation"]
 
@@ -127,16 +128,10 @@ def plot_relative_schemes(n: int = 12, max_distance: int = 3, num_heads: int = 4
     }
     fig, axes = style.new_figure(13.0, 3.6, 1, 4)
     for ax, (name, m) in zip(axes, mats.items(), strict=True):
-        cmap = style.DIVERGING_CMAP if name in ("shaw", "rope") else style.SEQUENTIAL_CMAP
-        lim = np.abs(m).max() or 1.0
-        kw = {"vmin": -lim, "vmax": lim} if name in ("shaw", "rope") else {}
-        image = ax.imshow(m, cmap=style.matplotlib_cmap(cmap), interpolation="nearest", **kw)
-        ax.set_title(titles[name], fontsize=10)
-        ax.set_xticks(range(0, n, 2))
-        ax.set_yticks(range(0, n, 2))
-        ax.set_xlabel("clave j")
-        ax.set_ylabel("consulta i")
-        fig.colorbar(image, ax=ax, shrink=0.75)
+        # Shaw's and RoPE's values have both signs; T5's buckets and ALiBi's bias one.
+        heatmap(m, ax=ax, signed=name in ("shaw", "rope"), annotate=False, title=titles[name],
+                xlabel="clave j", ylabel="consulta i")
+        ax.title.set_fontsize(10)
     fig.suptitle(title or "Esquemas relativos: cada matriz es constante a lo largo de sus diagonales")
     return fig
 

@@ -15,6 +15,10 @@ Colours:
   positional encodings;
 * :data:`MASKED_COLOR` and :data:`MASKED_HATCH` draw masked cells: grey with
   diagonal hatching, so that "not allowed" never looks like a learned zero.
+
+:func:`theme` hands the same colours to the explorers' static view (the
+browser), so that a change here changes both the figures and the book's
+explorers (the latter with ``make book``, see :mod:`dldna.sphinx_ext`).
 """
 
 from __future__ import annotations
@@ -33,10 +37,26 @@ PALETTE: tuple[str, ...] = (
 )
 SEQUENTIAL_CMAP = "viridis"
 DIVERGING_CMAP = "RdBu_r"
+#: Colours of lines drawn side by side: the palette without its yellow, poor on white.
+LINE_COLORS: tuple[str, ...] = tuple(c for c in PALETTE if c != "#F0E442")
+IMAGE_CMAP = "gray_r"  # ink dark on white paper, as a digit is written
 MASKED_COLOR = "#d9d9d9"
+MASKED_EDGE = "#8c8c8c"
 MASKED_HATCH = "///"
+MASKED_LABEL = "enmascarada (no puede atender)"
+#: Colour of cells that may attend in a mask (Okabe-Ito blue).
+ALLOWED_COLOR = PALETTE[4]
 #: Colour of highlights (selected row, cursor): vermillion, visible on viridis.
 HIGHLIGHT = "#D55E00"
+#: Grid drawn over an image (patches): vermillion, visible on grey and on viridis.
+GRID_COLOR = PALETTE[5]
+INK = "#222222"
+MUTED = "#444444"
+AXIS = "#555555"
+RULE = "#dddddd"
+#: A cell whose WCAG relative luminance is above this gets dark text (:data:`INK`),
+#: else white: seaborn's rule for annotated heatmaps, used by both views.
+LUMINANCE_THRESHOLD = 0.408
 
 
 def color(i: int) -> str:
@@ -90,3 +110,40 @@ def figure_png(fig: Figure, dpi: int = 90) -> bytes:
 def matplotlib_cmap(name: str):
     """The named colour map with masked ("bad") cells in :data:`MASKED_COLOR`."""
     return matplotlib.colormaps[name].with_extremes(bad=MASKED_COLOR)
+
+
+def relative_luminance(rgb) -> float:
+    """WCAG relative luminance of an RGB colour with channels in ``[0, 1]``."""
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def text_color(rgb) -> str:
+    """Readable text colour (:data:`INK` or white) on a cell of colour ``rgb``."""
+    return INK if relative_luminance(rgb) > LUMINANCE_THRESHOLD else "#ffffff"
+
+
+def theme() -> dict:
+    """The colours of the explorers' static view, as JSON-ready values.
+
+    The browser renderer (``dldna/widgets/static/explorer.js``) reads them
+    from ``window.dldnaTheme``; nothing there types a colour again.
+    """
+    return {
+        "palette": list(PALETTE), "lines": list(LINE_COLORS),
+        "sequential": colormap_lut(SEQUENTIAL_CMAP), "diverging": colormap_lut(DIVERGING_CMAP),
+        "image": colormap_lut(IMAGE_CMAP),
+        "masked": MASKED_COLOR, "masked_edge": MASKED_EDGE, "masked_label": MASKED_LABEL,
+        "allowed": ALLOWED_COLOR, "highlight": HIGHLIGHT, "grid": GRID_COLOR,
+        "ink": INK, "muted": MUTED, "axis": AXIS, "rule": RULE,
+        "luminance_threshold": LUMINANCE_THRESHOLD,
+    }
+
+
+def mathtext_safe(text) -> str:
+    """``text`` with ``$`` escaped, so matplotlib draws it as typed.
+
+    Matplotlib reads a pair of ``$`` as a formula (mathtext): a token such as
+    «$5» in a reader's sentence would raise a parse error, in English.
+    """
+    return str(text).replace("$", r"\$")

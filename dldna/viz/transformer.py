@@ -19,6 +19,7 @@ from matplotlib.patches import Rectangle
 
 from dldna import training
 from dldna.viz import style
+from dldna.viz.heatmap import heatmap, outline_cells
 
 __all__ = [
     "gradient_norms_plot",
@@ -109,17 +110,10 @@ def loss_plot(losses: Mapping[str, Sequence[float]] | Sequence[float], *,
 
 
 def _heat(ax: Axes, values: np.ndarray, title: str, row_labels: list[str], vmax: float) -> None:
-    ax.imshow(values, cmap=style.DIVERGING_CMAP, vmin=-vmax, vmax=vmax, aspect="auto")
-    rows, cols = values.shape
-    for r in range(rows):
-        for c in range(cols):
-            v = values[r, c]
-            ax.text(c, r, f"{v:.1f}", ha="center", va="center", fontsize=8,
-                    color="white" if abs(v) > 0.6 * vmax else "black")
-    ax.set_xticks(range(cols), [f"d{c}" for c in range(cols)], fontsize=8)
-    ax.set_yticks(range(rows), row_labels, fontsize=8)
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel("rasgo")
+    heatmap(values, ax=ax, row_labels=row_labels, col_labels=[f"d{c}" for c in range(values.shape[1])],
+            signed=True, vmin=-vmax, vmax=vmax, annotate=True, fmt=".1f", colorbar=False,
+            title=title, xlabel="rasgo")
+    ax.title.set_fontsize(10)
 
 
 def normalization_plot(x: torch.Tensor, eps: float = 1e-5) -> Figure:
@@ -145,13 +139,12 @@ def normalization_plot(x: torch.Tensor, eps: float = 1e-5) -> Figure:
           vmax)
     _heat(axes[2], ln.numpy(), "LayerNorm: cada fila\n(rasgos de un tóken) → media 0", labels,
           vmax)
-    axes[1].add_patch(Rectangle((-0.5, -0.5), 1, b * n, fill=False, edgecolor=style.HIGHLIGHT,
-                                linewidth=2.5))
-    axes[2].add_patch(Rectangle((-0.5, -0.5), d, 1, fill=False, edgecolor=style.HIGHLIGHT,
-                                linewidth=2.5))
+    axes[1].add_patch(Rectangle((0, 0), 1, b * n, fill=False, edgecolor=style.HIGHLIGHT,
+                                linewidth=2.5, zorder=4))
+    outline_cells(axes[2], [(0, 0)], width=d)
     for ax in axes:
         for k in range(1, b):
-            ax.axhline(k * n - 0.5, color="black", linewidth=1)
+            ax.axhline(k * n, color="black", linewidth=1, zorder=3)
     fig.suptitle("Qué promedia cada normalización (recuadro: un grupo que se normaliza junto)")
     return fig
 

@@ -25,7 +25,9 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from dldna.viz.style import HIGHLIGHT, PALETTE, SEQUENTIAL_CMAP, new_figure
+from dldna.viz import style
+from dldna.viz.heatmap import heatmap, outline_cells
+from dldna.viz.style import IMAGE_CMAP, PALETTE, SEQUENTIAL_CMAP, new_figure
 
 __all__ = [
     "as_image",
@@ -37,9 +39,9 @@ __all__ = [
     "plot_windows",
 ]
 
-DIGIT_CMAP = "gray_r"  # ink dark on white paper, as a digit is written
+DIGIT_CMAP = IMAGE_CMAP  # ink dark on white paper, as a digit is written
 CLS_COLOR = PALETTE[0]  # orange
-GRID_COLOR = PALETTE[5]  # vermillion, visible on grey and on viridis
+GRID_COLOR = style.GRID_COLOR  # vermillion, visible on grey and on viridis
 
 
 def as_image(image) -> np.ndarray:
@@ -227,11 +229,10 @@ def plot_position_similarity(similarity, *, title: str | None = None) -> Figure:
     for r in range(g):
         for c in range(g):
             ax = axes[r, c]
-            im = ax.imshow(s[r, c], cmap=SEQUENTIAL_CMAP, vmin=-1.0, vmax=1.0, interpolation="nearest")
-            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor=HIGHLIGHT,
-                                   linewidth=1.5))
-            ax.set_xticks([])
-            ax.set_yticks([])
+            heatmap(s[r, c], ax=ax, signed=True, vmin=-1.0, vmax=1.0, annotate=False,
+                    colorbar=False, row_labels=False, col_labels=False)
+            im = ax.collections[0]
+            outline_cells(ax, [(r, c)], linewidth=1.5)
             if c == 0:
                 ax.set_ylabel(f"fila {r + 1}", fontsize=8)
             if r == g - 1:

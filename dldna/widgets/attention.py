@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from dldna.viz import attention as va
-from dldna.viz import style
 from dldna.widgets import core
 
 #: Temperatures offered by the slider (the same in the live and static views).
@@ -301,7 +300,6 @@ class AttentionExplorer(core.Explorer):
         return {
             "sources": sources,
             "temperatures": [f"{t:g}" for t in self.temperatures],
-            "lut": style.colormap_lut(style.SEQUENTIAL_CMAP),
             "controls": controls,
         }
 

@@ -11,76 +11,108 @@ of the same thing, and each front end shows the one it can run:
 ``text/html`` (static: the rendered book, with no kernel)
     The book drops the widget view (``nb_mime_priority_overrides`` in
     ``_config.yml``) and shows this instead. **Technique: precomputed data +
-    inline JavaScript renderer.** Python computes, with the same data
-    functions the live view uses, the numbers for *every* value of every
-    control (a small grid: a few temperatures, a few ``d_model``...), and
-    embeds them as JSON in the page; ``static/explorer.js``, inlined next to
-    it, builds HTML controls and draws the picture as SVG, redrawing it when a
-    control moves. Why this technique:
+    one JavaScript renderer served by the book.** Python computes, with the
+    same data functions the live view uses, the numbers for *every* value of
+    every control (a small grid: a few temperatures, a few ``d_model``...),
+    and the output carries only them, as JSON, and a one-line mount call. The
+    renderer, ``static/explorer.js`` (with ``static/explorer.css`` and the
+    colours of :func:`dldna.viz.style.theme`), is served once per page by the
+    book's Sphinx extension :mod:`dldna.sphinx_ext`; it builds HTML controls
+    and draws the picture as SVG, redrawing it when a control moves. Why:
 
     * it needs no kernel and no network (Thebe/Binder or a CDN would need
-      both); everything lives in the page, so it also works offline;
+      both), so the book also works offline;
     * the numbers are Python's, so the static view cannot disagree with the
       live one; JavaScript only selects and draws them;
     * precomputed *images* for every combination would be far larger than the
-      numbers (one PNG is ~50 KB; the whole grid of numbers is a few KB to
-      ~150 KB), and SVG stays sharp and accessible (``role="img"`` with an
+      numbers, and SVG stays sharp and accessible (``role="img"`` with an
       ``aria-label`` describing the current state);
-    * the output is deterministic (element ids come from a hash of the data,
-      floats are rounded or quantised), so ``nbval`` can compare it.
+    * a fix to the renderer reaches the book with ``make book``, without
+      re-executing a notebook; the output is deterministic (element ids count
+      the explorers of a notebook, floats are rounded or quantised), so
+      ``nbval`` compares it.
+
+    Where no renderer runs (GitHub's notebook viewer, a notebook opened
+    without its kernel), the output shows a short Spanish text instead, which
+    the renderer hides when it mounts. :func:`standalone_page` writes a page
+    that carries the renderer itself.
 
     Large arrays are quantised to 8 or 16 bits and base64-encoded
     (:func:`pack`); a picture cannot show more precision than that anyway.
 
 Bad input never produces a traceback or an empty area: explorer classes raise
 ``ValueError``/``TypeError`` with a Spanish message, and the factory functions
-(:func:`dldna.widgets.attention_explorer` and friends) catch them with
-:func:`build_or_error`, returning an :class:`ErrorExplorer` that shows the
-message in both views. A control moved to a bad value in the live view (an odd
-``d_model`` typed in a box) shows the message in place of the picture until
-the value is fixed.
+(:func:`dldna.widgets.attention_explorer` and friends) build them with
+:func:`build_or_error`, which returns an :class:`ErrorExplorer` showing the
+message in both views; any other exception becomes a generic Spanish message
+(never Python's English one). A control moved to a bad value in the live view
+(an odd ``d_model`` typed in a box) shows the message in place of the picture
+until the value is fixed.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import html
+import itertools
 import json
 from collections.abc import Callable
-from functools import cache
 from importlib import resources
 from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from dldna.viz import style
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
-_CSS = """
-.dldna-explorer{font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;
- margin:0.6em 0;max-width:100%;overflow-x:auto;color:#222}
-.dldna-explorer .dldna-controls{display:flex;flex-wrap:wrap;gap:0.5em 1.4em;align-items:center;
- margin-bottom:0.4em}
-.dldna-explorer .dldna-control{display:flex;align-items:center;gap:0.4em;font-size:0.9em}
-.dldna-explorer .dldna-control select{max-width:16em}
-.dldna-explorer .dldna-readout{min-width:3em;font-variant-numeric:tabular-nums}
-.dldna-explorer figure{margin:0}
-.dldna-explorer svg{width:100%;height:auto;display:block}
-.dldna-explorer .dldna-sr{position:absolute;width:1px;height:1px;overflow:hidden;
- clip:rect(0 0 0 0);white-space:nowrap}
-.dldna-error{border:1px solid #D55E00;border-left:6px solid #D55E00;background:#fff6ef;
- padding:0.6em 0.9em;margin:0.6em 0;color:#222;font-family:system-ui,sans-serif}
-.dldna-error strong{display:block;margin-bottom:0.2em}
-""".strip()
+#: Shown where no renderer runs (GitHub's notebook viewer, say); the renderer hides it.
+FALLBACK = "Abre este capítulo en el libro o en Colab para mover los controles."
+#: What the reader sees when something unexpected fails (Python's message is English).
+UNEXPECTED = ("Algo falló al preparar el explorador con estos valores. Prueba otros valores; "
+              "si el problema sigue, avisa en el repositorio del libro.")
+_ERROR_STYLE = ("border:1px solid #D55E00;border-left:6px solid #D55E00;background:#fff6ef;"
+                "padding:0.6em 0.9em;margin:0.6em 0;color:#222;font-family:system-ui,sans-serif")
+_ids = itertools.count(1)
 
 
-@cache
-def explorer_js() -> str:
-    """The static renderer, ``dldna/widgets/static/explorer.js``."""
-    return resources.files("dldna.widgets").joinpath("static/explorer.js").read_text("utf-8")
+def _static(name: str) -> str:
+    return resources.files("dldna.widgets").joinpath(f"static/{name}").read_text("utf-8")
+
+
+def front_end() -> dict[str, str]:
+    """The explorers' static front end: file name → text, as the book serves it.
+
+    ``dldna-explorer.js`` is ``window.dldnaTheme`` (the colours of
+    :func:`dldna.viz.style.theme`) followed by ``static/explorer.js``;
+    ``dldna-explorer.css`` is the same colours as CSS variables followed by
+    ``static/explorer.css``.
+    """
+    colours = style.theme()
+    theme = json.dumps(colours, sort_keys=True, ensure_ascii=True)
+    variables = "".join(f"--dldna-{key.replace('_', '-')}:{value};"
+                        for key, value in sorted(colours.items()) if isinstance(value, str))
+    return {
+        "dldna-explorer.js": f"window.dldnaTheme = {theme};\n{_static('explorer.js')}",
+        "dldna-explorer.css": f":root{{{variables}}}\n{_static('explorer.css')}",
+    }
+
+
+def standalone_page(parts, title: str = "Exploradores") -> str:
+    """A self-contained HTML page with ``parts`` (explorers) and the front end inlined.
+
+    For a page outside the book (a test, a file sent to someone): it needs no
+    network and no other file.
+    """
+    files = front_end()
+    body = "".join(part.to_html() for part in parts)
+    return (
+        "<!doctype html><html lang='es'><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{files['dldna-explorer.css']}</style>"
+        f"<script>{files['dldna-explorer.js']}</script></head><body>{body}</body></html>"
+    )
 
 
 # ------------------------------------------------------------------- payloads
@@ -137,36 +169,39 @@ def options(values, labels=None) -> list[list]:
     return [[v, str(lab)] for v, lab in zip(values, labels, strict=True)]
 
 
-def static_html(payload: dict) -> str:
-    """The self-contained static view of an explorer's ``payload``.
+def static_html(payload: dict, ordinal: int | None = None) -> str:
+    """The static view of an explorer's ``payload``: its data and a mount call.
 
-    ``payload`` must hold ``view`` (a renderer of ``explorer.js``), ``title``,
-    ``alt`` and ``controls``. The element id is derived from a hash of the
-    data, so the same explorer always produces the same HTML.
+    ``payload`` must hold ``view`` (a kind registered in ``explorer.js``),
+    ``title``, ``alt`` and ``controls``. The element id is the view and the
+    explorer's ordinal in the session (``ordinal``, default: the next one), not
+    a function of the numbers shown, so the same notebook run from the top
+    gives the same ids on any machine.
     """
     data = canonical_json(payload)
-    digest = hashlib.sha1(data.encode("ascii")).hexdigest()[:12]
+    uid = f"dldna-{payload['view']}-{next(_ids) if ordinal is None else ordinal}"
     title = html.escape(payload["title"])
     alt = html.escape(payload["alt"])
     return (
-        f'<div class="dldna-explorer" id="dldna-{digest}" data-dldna-view="{payload["view"]}" '
+        f'<div class="dldna-explorer" id="{uid}" data-dldna-view="{payload["view"]}" '
         f'role="group" aria-label="{title}">\n'
-        f"<style>{_CSS}</style>\n"
         f'<div class="dldna-fallback"><p><strong>{title}</strong></p><p>{alt}</p>'
-        "<p><em>Este explorador interactivo necesita JavaScript: ábrelo en el libro en línea, "
-        "en Colab o en Jupyter.</em></p></div>\n"
+        f"<p><em>{FALLBACK}</em></p></div>\n"
         f'<script type="application/json" class="dldna-data">{data}</script>\n'
         "</div>\n"
-        f"<script>\n{explorer_js()}</script>\n"
+        f'<script>window.dldnaExplorer && window.dldnaExplorer.mount("{uid}");</script>\n'
     )
 
 
 def error_html(title: str, message: str) -> str:
-    """A visible, readable box with a Spanish error message (no traceback)."""
+    """A visible, readable box with a Spanish error message (no traceback).
+
+    Styled inline: the live view (Jupyter, Colab) has no stylesheet of ours.
+    """
     return (
-        f'<div class="dldna-error" role="alert"><style>{_CSS}</style>'
-        f"<strong>{html.escape(title)}: no se puede mostrar</strong>"
-        f"<span>{html.escape(message)}</span></div>"
+        f'<div class="dldna-error" role="alert" style="{_ERROR_STYLE}">'
+        f'<strong style="display:block;margin-bottom:0.2em">{html.escape(title)}: '
+        f"no se puede mostrar</strong><span>{html.escape(message)}</span></div>"
     )
 
 
@@ -276,15 +311,15 @@ class Explorer:
         state = self.state()
         try:
             fig = self._figure(state)
+            # Whatever a reader typed is drawn as typed: a «$» must not start a formula.
+            for text in fig.findobj(Text):
+                text.set_parse_math(False)
             png = base64.b64encode(style.figure_png(fig, dpi=self.dpi)).decode("ascii")
         except (ValueError, TypeError) as err:
             self._show_message(str(err))
             return
-        except Exception as err:  # noqa: BLE001 - the reader must never see a traceback
-            self._show_message(
-                f"Error inesperado al dibujar ({type(err).__name__}: {err}). "
-                "Prueba otros valores de los controles."
-            )
+        except Exception:  # noqa: BLE001 - the reader must never see a traceback
+            self._show_message(UNEXPECTED)
             return
         self.last_figure = fig
         self.draw_count += 1
@@ -358,8 +393,16 @@ class ErrorExplorer(Explorer):
 
 def build_or_error(title: str, build: Callable[[], Explorer]) -> Explorer:
     """``build()``, or an :class:`ErrorExplorer` showing the Spanish message of the
-    ``ValueError``/``TypeError`` it raised (never a traceback)."""
+    ``ValueError``/``TypeError`` it raised; any other exception shows
+    :data:`UNEXPECTED` (never a traceback, never Python's English words).
+
+    The static view is built here too, so that a failure there is caught.
+    """
     try:
-        return build()
+        explorer = build()
+        explorer.to_html()
+        return explorer
     except (ValueError, TypeError) as err:
         return ErrorExplorer(title, str(err))
+    except Exception:  # noqa: BLE001 - the reader must never see a traceback
+        return ErrorExplorer(title, UNEXPECTED)

@@ -4,8 +4,8 @@ pattern, and see the mask and the attention weights it produces.
 The masks come from :mod:`dldna.masking`, the weights from
 :func:`dldna.attention.softmax` applied to fixed random scores (so that only
 the mask changes between two settings), and the live picture from
-:func:`dldna.viz.masking.plot_masked_weights`. The static view ("masks",
-``static/masking.js``) draws the same precomputed masks and weights.
+:func:`dldna.viz.masking.plot_masked_weights`. The static view (kind "masks"
+of ``static/explorer.js``) draws the same precomputed masks and weights.
 
 Patterns (the ``pattern`` control): ``"none"`` (no mask), ``"padding"``,
 ``"causal"``, ``"causal+padding"``, ``"window"`` (local window, both sides),
@@ -18,14 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
 
 import torch
 
 from dldna import masking
 from dldna.attention import softmax
 from dldna.viz import masking as vm
-from dldna.viz import style
 from dldna.widgets import core
 
 PATTERNS: dict[str, str] = {
@@ -97,11 +95,6 @@ def _summary(mask: torch.Tensor) -> str:
     return text
 
 
-@cache
-def _masking_js() -> str:
-    return resources.files("dldna.widgets").joinpath("static/masking.js").read_text("utf-8")
-
-
 class MaskExplorer(core.Explorer):
     """Explorer of attention masks (build it with :func:`mask_explorer`).
 
@@ -118,16 +111,17 @@ class MaskExplorer(core.Explorer):
         self.widths = sorted({int(v) for v in widths} | {width})
         if min(self.lengths) < 2 or max(self.lengths) > len(WORDS):
             raise ValueError(f"Las longitudes deben estar entre 2 y {len(WORDS)}.")
-        if max(self.pads) >= min(self.lengths):
-            raise ValueError(
-                f"El relleno máximo ({max(self.pads)}) debe ser menor que la longitud mínima "
-                f"({min(self.lengths)}): cada frase necesita al menos un tóken real."
-            )
+        if min(self.pads) < 0:
+            raise ValueError("Los rellenos deben ser enteros no negativos.")
         if min(self.widths) < 1:
             raise ValueError("Los tamaños de ventana, paso o bloque deben ser enteros positivos.")
         build_mask(pattern, n, pad, width)  # Spanish error for a bad pattern or padding
         self.seed = seed
         self.initial = {"n": n, "pattern": pattern, "pad": pad, "width": width}
+
+    def pads_for(self, n: int) -> list[int]:
+        """The paddings offered for length ``n``: every sentence keeps a real token."""
+        return [p for p in self.pads if p < n]
 
     def tokens(self, n: int, pad: int) -> list[str]:
         return list(WORDS[: n - pad]) + ["PAD"] * pad
@@ -140,11 +134,21 @@ class MaskExplorer(core.Explorer):
                                    description="longitud:", continuous_update=False),
             "pattern": w.Dropdown(options=[(name, key) for key, name in PATTERNS.items()],
                                   value=self.initial["pattern"], description="patrón:"),
-            "pad": w.SelectionSlider(options=self.pads, value=self.initial["pad"],
+            "pad": w.SelectionSlider(options=self.pads_for(self.initial["n"]),
+                                     value=self.initial["pad"],
                                      description="relleno:", continuous_update=False),
             "width": w.SelectionSlider(options=self.widths, value=self.initial["width"],
                                        description="tamaño:", continuous_update=False),
         }
+
+    def _on_change(self, name: str) -> None:
+        if name != "n":
+            return
+        pad = self.controls["pad"]
+        options = self.pads_for(self.controls["n"].value)
+        old = pad.value
+        pad.options = options
+        pad.value = old if old in options else options[-1]
 
     def _figure(self, state: dict):
         mask = build_mask(state["pattern"], state["n"], state["pad"], state["width"])
@@ -162,7 +166,7 @@ class MaskExplorer(core.Explorer):
         keys = list(PATTERNS)
         for n in self.lengths:
             for index, pattern in enumerate(keys):
-                for pad in self.pads:
+                for pad in self.pads_for(n):
                     for width in (self.widths if pattern in USES_WIDTH else self.widths[:1]):
                         mask = build_mask(pattern, n, pad, width)
                         weights = weights_for(mask, self.seed).numpy()
@@ -178,8 +182,6 @@ class MaskExplorer(core.Explorer):
             "pattern_names": [PATTERNS[key] for key in keys],
             "uses_width": [key in USES_WIDTH for key in keys],
             "widths": self.widths,
-            "lut": style.colormap_lut(style.SEQUENTIAL_CMAP),
-            "allowed_color": vm.ALLOWED_COLOR,
             "controls": [
                 {"name": "n", "label": "longitud", "type": "range",
                  "options": core.options(self.lengths), "value": self.initial["n"]},
@@ -187,7 +189,9 @@ class MaskExplorer(core.Explorer):
                  "options": core.options(range(len(keys)), [PATTERNS[k] for k in keys]),
                  "value": keys.index(self.initial["pattern"])},
                 {"name": "pad", "label": "relleno", "type": "range",
-                 "options": core.options(self.pads), "value": self.initial["pad"]},
+                 "options_by": {"on": "n", "map": {str(n): core.options(self.pads_for(n))
+                                                   for n in self.lengths}},
+                 "value": self.initial["pad"]},
                 {"name": "width", "label": "tamaño (ventana, paso o bloque)", "type": "range",
                  "options": core.options(self.widths), "value": self.initial["width"]},
             ],
@@ -201,7 +205,7 @@ class MaskExplorer(core.Explorer):
             start = page.index('<script type="application/json" class="dldna-data">')
             end = page.index("</script>", start)
             page = page[:start] + page[start:end].replace('},"', '},\n"') + page[end:]
-            self._html = page + f"<script>\n{_masking_js()}</script>\n"
+            self._html = page
         return self._html
 
 

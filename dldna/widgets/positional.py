@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dldna import checks
 from dldna.viz import positional as vp
-from dldna.viz import style
 from dldna.widgets import core
 
 DEFAULT_D_MODELS: tuple[int, ...] = (8, 16, 32, 64)
@@ -69,14 +69,14 @@ class PositionalExplorer(core.Explorer):
         if isinstance(kinds, str) or not kinds:
             raise ValueError("kinds debe ser una lista no vacía de tipos, p. ej. ('sinusoidal',).")
         self.kinds = list(dict.fromkeys(kinds))
+        self.n_positions = checks.positive_int(n_positions, "n_positions")
         # Validate the initial values (Spanish messages from dldna.positional).
         self._cache: dict = {}
-        first = self.data(self.kinds[0], d_model, base, n_positions)
-        self.n_positions = first.n_positions
+        self.data(self.kinds[0], d_model, base)
         self.pairs = vp.check_pairs(default_pairs(d_model) if pairs is None else pairs, d_model)
         vp._check_cursor(cursor, self.n_positions)
         for kind in self.kinds[1:]:
-            self.data(kind, d_model, base, n_positions)
+            self.data(kind, d_model, base)
         self.d_models = sorted({int(d) for d in d_models} | {int(d_model)})
         self.bases = sorted({float(b) for b in bases} | {float(base)})
         for d in self.d_models:
@@ -85,12 +85,11 @@ class PositionalExplorer(core.Explorer):
         self.initial = {"kind": self.kinds[0], "d_model": int(d_model), "base": float(base),
                         "pairs": tuple(self.pairs), "cursor": int(cursor)}
 
-    def data(self, kind: str, d_model: int, base: float, n_positions: int | None = None):
+    def data(self, kind: str, d_model: int, base: float):
         """:class:`~dldna.viz.positional.PositionalData`, cached."""
-        n = n_positions or self.n_positions
-        key = (kind, d_model, float(base), n)
+        key = (kind, d_model, float(base))
         if key not in self._cache:
-            self._cache[key] = vp.positional_data(kind, n, d_model, base)
+            self._cache[key] = vp.positional_data(kind, self.n_positions, d_model, base)
         return self._cache[key]
 
     # -- live ----------------------------------------------------------------
@@ -199,7 +198,6 @@ class PositionalExplorer(core.Explorer):
             "n_positions": self.n_positions,
             "d_models": self.d_models,
             "bases": [f"{b:g}" for b in self.bases],
-            "lut_diverging": style.colormap_lut(style.DIVERGING_CMAP),
             "controls": controls,
         }
 

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from dldna.viz import attention as va
-from dldna.viz import style
 from dldna.widgets import core
 
 DEFAULT_D_KS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -97,7 +96,6 @@ class ScalingExplorer(core.Explorer):
             "entropy": pick("entropy"),
             "score_std": pick("score_std"),
             "max_entropy": round(float(np.log(self.n_keys)), 4),
-            "lut": style.colormap_lut(style.SEQUENTIAL_CMAP),
             "controls": [
                 {"name": "d_k", "label": "d_k", "type": "range",
                  "options": core.options(range(len(self.d_ks)), self.d_ks),

@@ -5,19 +5,17 @@ The accuracies are measured by the chapter (a ViT trained for each patch size
 with the same cheap settings) and handed in; a size that was not trained
 shows «sin entrenar». Tokens and cost come from :func:`dldna.vit.patch_cost`.
 The live picture is :func:`dldna.viz.vit.plot_patch_size`; the static view
-("vit_patches", ``static/vit.js``) draws the same numbers as SVG.
+(kind "vit_patches" of ``static/explorer.js``) draws the same numbers as SVG.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cache
-from importlib import resources
 
 import numpy as np
 import torch
 
-from dldna import vit
+from dldna import checks, vit
 from dldna.viz import vit as vv
 from dldna.widgets import core
 
@@ -35,10 +33,16 @@ def patch_table(accuracies: Mapping[int, float | None], *, image_size: int = 8, 
     ``accuracies`` maps each patch size to its test accuracy in ``[0, 1]``, or
     ``None`` for a size that was not trained.
     """
+    if not isinstance(accuracies, Mapping):
+        raise TypeError(
+            "accuracies debe ser un diccionario {tamaño de parche: exactitud en [0, 1] o None}, "
+            f"p. ej. {{2: 0.9, 4: None}}; se recibió {type(accuracies).__name__}."
+        )
     if not accuracies:
         raise ValueError("Hace falta al menos un tamaño de parche.")
     table = {}
-    for p, acc in sorted(accuracies.items()):
+    sizes = {checks.positive_int(p, "El tamaño de parche"): acc for p, acc in accuracies.items()}
+    for p, acc in sorted(sizes.items()):
         if acc is not None and not (isinstance(acc, (int, float)) and 0.0 <= acc <= 1.0):
             raise ValueError(
                 f"La exactitud del parche {p} debe estar en [0, 1] o ser None; se recibió {acc!r}."
@@ -47,11 +51,6 @@ def patch_table(accuracies: Mapping[int, float | None], *, image_size: int = 8, 
         row["accuracy"] = None if acc is None else float(acc)
         table[int(p)] = row
     return table
-
-
-@cache
-def _vit_js() -> str:
-    return resources.files("dldna.widgets").joinpath("static/vit.js").read_text("utf-8")
 
 
 class PatchSizeExplorer(core.Explorer):
@@ -132,11 +131,6 @@ class PatchSizeExplorer(core.Explorer):
             ],
         }
 
-    def to_html(self) -> str:
-        if self._html is None:
-            self._html = super().to_html() + f"<script>\n{_vit_js()}</script>\n"
-        return self._html
-
 
 def patch_size_explorer(
     images,
@@ -159,6 +153,11 @@ def patch_size_explorer(
     Spanish message.
     """
     def build():
+        if images is None or isinstance(images, str) or not hasattr(images, "__len__"):
+            raise TypeError(
+                "Las imágenes deben ser un tensor o un array de forma (n, 1, alto, ancho) o "
+                f"(n, alto, ancho); se recibió {type(images).__name__}."
+            )
         n = len(images)
         names = list(labels) if labels is not None else [f"ejemplo {k + 1}" for k in range(n)]
         table = patch_table(accuracies, image_size=image_size, d_model=d_model, d_ff=d_ff,

@@ -1,22 +1,24 @@
-/* Static (kernel-free) view of the dldna explorers.
+/* Static (kernel-free) view of the dldna explorers: one renderer for every kind.
  *
- * Each explorer's text/html output holds a <div class="dldna-explorer"> with its
- * data (computed in Python by dldna.viz, for every value of every control) in a
- * <script type="application/json" class="dldna-data">, followed by this file,
- * inlined. This script builds HTML controls from the data's "controls" list and
- * redraws an SVG picture when a control moves. It loads nothing from the
- * network, uses no library, and may run many times on one page: every run
- * mounts the explorers that are not mounted yet.
+ * The book serves this file once per page (dldna/sphinx_ext.py writes it to
+ * _static/dldna-explorer.js, preceded by window.dldnaTheme: the colours of
+ * dldna.viz.style). An explorer's text/html output carries only its data, a
+ * <script type="application/json" class="dldna-data"> inside a
+ * <div class="dldna-explorer" data-dldna-view="KIND">, and a one-line call to
+ * dldnaExplorer.mount(id). Python computes every number (for every value of
+ * every control); this code builds HTML controls and draws an SVG picture,
+ * redrawn when a control moves. It loads nothing from the network.
+ *
+ * A kind of explorer is one call to dldnaExplorer.register(kind, view), where
+ * view(data, state) returns {width, height, alt, draw(g, hatchId)} and draws
+ * with the shared primitives below (heatmap, bars, hbars, lines, colorbar).
  */
 (function () {
   "use strict";
-  var VERSION = "1";
-  if (window.dldnaExplorer && window.dldnaExplorer.version === VERSION) {
-    window.dldnaExplorer.mountAll();
-    return;
-  }
+  if (window.dldnaExplorer) return;  // a page that loads the file twice keeps the first
   var SVGNS = "http://www.w3.org/2000/svg";
   var FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif";
+  var THEME = window.dldnaTheme || null;  // written from dldna.viz.style
   var counter = 0;
 
   // ------------------------------------------------------------------ helpers
@@ -45,6 +47,7 @@
     label = String(label);
     return label.length > n ? label.slice(0, n - 1) + "\u2026" : label;
   }
+  function color(i) { return THEME.palette[i % THEME.palette.length]; }
 
   /* A packed array from Python (dldna.widgets.core.pack): shape, lo, hi, bits and
    * base64 of unsigned little-endian integers; value = lo + (hi - lo) * q / (2^bits - 1). */
@@ -75,13 +78,19 @@
   function hexToRgb(hex) {
     return [parseInt(hex.slice(1, 3), 16), parseInt(hex.slice(3, 5), 16), parseInt(hex.slice(5, 7), 16)];
   }
+  /* Text colour on a cell: the same rule as dldna.viz.heatmap.text_color (WCAG
+   * relative luminance), so annotations stay readable on any colour map. */
+  function inkOn(rgb) {
+    var lin = rgb.map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > THEME.luminance_threshold ? THEME.ink : "#ffffff";
+  }
   function lutColor(lut, t) {
     if (!(t >= 0)) t = 0;
     if (t > 1) t = 1;
     var x = t * (lut.length - 1), i = Math.min(Math.floor(x), lut.length - 2), f = x - i;
     var a = hexToRgb(lut[i]), b = hexToRgb(lut[i + 1]);
     var c = [0, 1, 2].map(function (k) { return Math.round(a[k] + f * (b[k] - a[k])); });
-    return { css: "rgb(" + c.join(",") + ")", light: (0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]) > 140 };
+    return { css: "rgb(" + c.join(",") + ")", ink: inkOn(c) };
   }
 
   // ------------------------------------------------------------- primitives
@@ -89,18 +98,23 @@
     opts = opts || {};
     return svgEl("text", {
       x: x, y: y, "font-size": opts.size || 12, "text-anchor": opts.anchor || "middle",
-      "dominant-baseline": opts.baseline || "middle", fill: opts.fill || "#222",
+      "dominant-baseline": opts.baseline || "middle", fill: opts.fill || THEME.ink,
       "font-weight": opts.weight || null, transform: opts.transform || null, "font-family": FONT
     }, g, s);
   }
   function headline(g, main, state) {
     text(g, 10, 16, main, { size: 14, weight: "bold", anchor: "start" });
-    text(g, 10, 36, state, { size: 12, anchor: "start", fill: "#444" });
+    text(g, 10, 36, state, { size: 12, anchor: "start", fill: THEME.muted });
   }
   function title(g, box, s) { text(g, box.x + box.w / 2, box.y - 14, s, { size: 13, weight: "bold" }); }
+  function frame(g, box) {
+    svgEl("rect", { x: box.x, y: box.y, width: box.w, height: box.h, fill: "none", stroke: THEME.axis, "stroke-width": 0.8 }, g);
+  }
 
-  /* Heatmap. o: rows, cols, value(r, c), allowed(r, c), lut, vmin, vmax, rowLabels,
-   * colLabels (null: none), title, xlabel, ylabel, highlightRow, annotate, hatch (pattern id) */
+  /* Heatmap (the static twin of dldna.viz.heatmap.heatmap). o: rows, cols, value(r, c),
+   * allowed(r, c) (null: all), lut, vmin, vmax or fill(r, c) (a colour, instead of the lut),
+   * rowLabels, colLabels, topLabels (null: none), title, xlabel, ylabel, highlightRow,
+   * highlightColor, annotate, hatch (pattern id of masked cells) */
   function heatmap(g, box, o) {
     var cw = box.w / o.cols, ch = box.h / o.rows, r, c;
     for (r = 0; r < o.rows; r++) {
@@ -110,17 +124,21 @@
           svgEl("rect", { x: x, y: y, width: cw + 0.3, height: ch + 0.3, fill: "url(#" + o.hatch + ")", "class": "dldna-masked" }, g);
           continue;
         }
+        if (o.fill) {
+          svgEl("rect", { x: x, y: y, width: cw + 0.3, height: ch + 0.3, fill: o.fill(r, c), stroke: "#ffffff", "stroke-width": 1 }, g);
+          continue;
+        }
         var v = o.value(r, c), col = lutColor(o.lut, (v - o.vmin) / (o.vmax - o.vmin));
         var cell = svgEl("rect", { x: x, y: y, width: cw + 0.3, height: ch + 0.3, fill: col.css }, g);
-        svgEl("title", {}, cell, (o.rowLabels ? o.rowLabels[r] : r) + " \u2192 " + (o.colLabels ? o.colLabels[c] : c) + ": " + fmt(v, 3));
+        svgEl("title", {}, cell, (o.rowLabels ? o.rowLabels[r] : r) + " \u2192 " + (o.colLabels ? o.colLabels[c] : (o.topLabels ? o.topLabels[c] : c)) + ": " + fmt(v, 3));
         if (o.annotate && cw > 26 && ch > 13) {
-          text(g, x + cw / 2, y + ch / 2, fmt(v, 2), { size: 10, fill: col.light ? "#000" : "#fff" });
+          text(g, x + cw / 2, y + ch / 2, fmt(v, 2), { size: 10, fill: col.ink });
         }
       }
     }
-    svgEl("rect", { x: box.x, y: box.y, width: box.w, height: box.h, fill: "none", stroke: "#555", "stroke-width": 0.8 }, g);
+    frame(g, box);
     if (o.highlightRow !== null && o.highlightRow !== undefined) {
-      svgEl("rect", { x: box.x, y: box.y + o.highlightRow * ch, width: box.w, height: ch, fill: "none", stroke: o.highlightColor || "#D55E00", "stroke-width": 3, "class": "dldna-highlight" }, g);
+      svgEl("rect", { x: box.x, y: box.y + o.highlightRow * ch, width: box.w, height: ch, fill: "none", stroke: o.highlightColor || THEME.highlight, "stroke-width": 3, "class": "dldna-highlight" }, g);
     }
     if (o.rowLabels) {
       var step = Math.max(1, Math.ceil(o.rows * 13 / box.h));
@@ -135,7 +153,7 @@
       }
     }
     if (o.title) title(g, o.topLabels ? { x: box.x, y: box.y - (o.cols > 6 ? 60 : 18), w: box.w } : box, o.title);
-    if (o.xlabel) text(g, box.x + box.w / 2, box.y + box.h + (o.colLabels ? (o.colLabels.length > 6 ? 58 : 34) : 34), o.xlabel, { size: 12 });
+    if (o.xlabel) text(g, box.x + box.w / 2, box.y + box.h + (o.colLabels ? (o.colLabels.length > 6 ? 58 : 34) : 20), o.xlabel, { size: 12 });
     if (o.ylabel) text(g, box.x - (o.rowLabels ? 70 : 34), box.y + box.h / 2, o.ylabel, { size: 12, transform: "rotate(-90 " + (box.x - (o.rowLabels ? 70 : 34)) + " " + (box.y + box.h / 2) + ")" });
   }
   function colLabels(g, box, labels) {
@@ -151,7 +169,7 @@
     var step = n <= 12 ? 1 : n <= 30 ? 5 : n <= 80 ? 10 : 20;
     for (var i = 0; i < n; i += step) {
       var x = box.x + (n === 1 ? 0 : i / (n - 1)) * box.w;
-      svgEl("line", { x1: x, x2: x, y1: box.y + box.h, y2: box.y + box.h + 4, stroke: "#555" }, g);
+      svgEl("line", { x1: x, x2: x, y1: box.y + box.h, y2: box.y + box.h + 4, stroke: THEME.axis }, g);
       text(g, x, box.y + box.h + 14, String(i), { size: 11 });
     }
     if (label) text(g, box.x + box.w / 2, box.y + box.h + 32, label, { size: 12 });
@@ -159,30 +177,34 @@
   function yAxis(g, box, lo, hi, ticks, label, digits) {
     for (var k = 0; k < ticks.length; k++) {
       var y = box.y + box.h - (ticks[k] - lo) / (hi - lo) * box.h;
-      svgEl("line", { x1: box.x, x2: box.x + box.w, y1: y, y2: y, stroke: "#ddd", "stroke-width": 0.8 }, g);
+      svgEl("line", { x1: box.x, x2: box.x + box.w, y1: y, y2: y, stroke: THEME.rule, "stroke-width": 0.8 }, g);
       text(g, box.x - 6, y, fmt(ticks[k], digits === undefined ? 1 : digits), { anchor: "end", size: 11 });
     }
     if (label) text(g, box.x - 44, box.y + box.h / 2, label, { size: 12, transform: "rotate(-90 " + (box.x - 44) + " " + (box.y + box.h / 2) + ")" });
   }
-  function frame(g, box) {
-    svgEl("rect", { x: box.x, y: box.y, width: box.w, height: box.h, fill: "none", stroke: "#555", "stroke-width": 0.8 }, g);
-  }
 
-  /* Vertical bars over labelled categories. o: values, allowed (array of bool or null),
-   * labels, ymax, title, xlabel, ylabel, color, hatch, valueLabels */
+  /* Vertical bars over labelled categories. o: values (null: «sin entrenar»), allowed
+   * (array of bool or null), labels, lo (0), ymax, ticks, title, xlabel, ylabel, color,
+   * highlight (index drawn in highlightColor), hatch, valueLabels, digits */
   function bars(g, box, o) {
-    var n = o.values.length, cw = box.w / n, ymax = o.ymax || 1;
-    yAxis(g, box, 0, ymax, o.ticks || [0, ymax / 4, ymax / 2, 3 * ymax / 4, ymax], o.ylabel, 2);
+    var n = o.values.length, cw = box.w / n, lo = o.lo || 0, ymax = o.ymax || 1, span = ymax - lo;
+    yAxis(g, box, lo, ymax, o.ticks || [lo, lo + span / 4, lo + span / 2, lo + 3 * span / 4, ymax], o.ylabel, o.tickDigits === undefined ? 2 : o.tickDigits);
     for (var c = 0; c < n; c++) {
-      var x = box.x + c * cw + cw * 0.1, w = cw * 0.8;
+      var x = box.x + c * cw + cw * 0.1, w = cw * 0.8, v = o.values[c];
       if (o.allowed && !o.allowed[c]) {
         svgEl("rect", { x: x, y: box.y, width: w, height: box.h, fill: "url(#" + o.hatch + ")", "class": "dldna-masked" }, g);
         continue;
       }
-      var h = Math.max(0, Math.min(1, o.values[c] / ymax)) * box.h;
-      var bar = svgEl("rect", { x: x, y: box.y + box.h - h, width: w, height: h, fill: o.color || "#0072B2", "class": "dldna-bar" }, g);
-      svgEl("title", {}, bar, o.labels[c] + ": " + fmt(o.values[c], 3));
-      if (o.valueLabels && cw > 22) text(g, x + w / 2, box.y + box.h - h - 7, fmt(o.values[c], 2), { size: 10 });
+      if (v === null) {
+        text(g, x + w / 2, box.y + box.h - 20, "sin", { size: 10 });
+        text(g, x + w / 2, box.y + box.h - 8, "entrenar", { size: 10 });
+        continue;
+      }
+      var h = Math.max(0, Math.min(1, (v - lo) / span)) * box.h;
+      var fill = c === o.highlight ? (o.highlightColor || THEME.palette[0]) : (o.color || THEME.palette[4]);
+      var bar = svgEl("rect", { x: x, y: box.y + box.h - h, width: w, height: h, fill: fill, "class": "dldna-bar" }, g);
+      svgEl("title", {}, bar, o.labels[c] + ": " + fmt(v, 3));
+      if (o.valueLabels && cw > 22) text(g, x + w / 2, box.y + box.h - h - 7, fmt(v, o.digits === undefined ? 2 : o.digits), { size: 10 });
     }
     frame(g, box);
     colLabels(g, box, o.labels);
@@ -191,21 +213,21 @@
   }
 
   /* Horizontal bars, one per row. o: values, maxes (a tick per row, or null), labels (or null),
-   * xmax, highlight (row), title, xlabel, colors, ylabel */
+   * xmax, highlight (row), title, xlabel, color, ylabel */
   function hbars(g, box, o) {
     var n = o.values.length, rh = box.h / n, xmax = o.xmax || 1;
     for (var k = 0; k <= 4; k++) {
       var gx = box.x + k / 4 * box.w;
-      svgEl("line", { x1: gx, x2: gx, y1: box.y, y2: box.y + box.h, stroke: "#ddd", "stroke-width": 0.8 }, g);
+      svgEl("line", { x1: gx, x2: gx, y1: box.y, y2: box.y + box.h, stroke: THEME.rule, "stroke-width": 0.8 }, g);
       text(g, gx, box.y + box.h + 12, fmt(k / 4 * xmax, 2), { size: 10 });
     }
     for (var r = 0; r < n; r++) {
       var y = box.y + r * rh + rh * 0.15, w = Math.max(0, Math.min(1, o.values[r] / xmax)) * box.w;
-      var bar = svgEl("rect", { x: box.x, y: y, width: w, height: rh * 0.7, fill: r === o.highlight ? "#D55E00" : (o.color || "#56B4E9"), "class": "dldna-bar" }, g);
+      var bar = svgEl("rect", { x: box.x, y: y, width: w, height: rh * 0.7, fill: r === o.highlight ? THEME.highlight : (o.color || THEME.palette[1]), "class": "dldna-bar" }, g);
       svgEl("title", {}, bar, (o.labels ? o.labels[r] : r) + ": " + fmt(o.values[r], 3));
       if (o.maxes) {
         var mx = box.x + Math.min(1, o.maxes[r] / xmax) * box.w;
-        svgEl("line", { x1: mx, x2: mx, y1: y - 2, y2: y + rh * 0.7 + 2, stroke: "#000", "stroke-width": 2 }, g);
+        svgEl("line", { x1: mx, x2: mx, y1: y - 2, y2: y + rh * 0.7 + 2, stroke: THEME.ink, "stroke-width": 2 }, g);
       }
       if (o.labels) text(g, box.x - 6, y + rh * 0.35, short(o.labels[r], 12), { anchor: "end", size: 11 });
       if (o.valueLabels && rh > 12) text(g, box.x + w + 4, y + rh * 0.35, fmt(o.values[r], 2), { anchor: "start", size: 10 });
@@ -224,7 +246,7 @@
     var Y = function (v) { return box.y + box.h - (v - o.lo) / (o.hi - o.lo) * box.h; };
     yAxis(g, box, o.lo, o.hi, o.ticks || [o.lo, (o.lo + o.hi) / 2, o.hi], o.ylabel, 1);
     if (o.cursor !== null && o.cursor !== undefined) {
-      svgEl("line", { x1: X(o.cursor), x2: X(o.cursor), y1: box.y, y2: box.y + box.h, stroke: "#000", "stroke-width": 1, "stroke-opacity": 0.7, "class": "dldna-cursor" }, g);
+      svgEl("line", { x1: X(o.cursor), x2: X(o.cursor), y1: box.y, y2: box.y + box.h, stroke: THEME.ink, "stroke-width": 1, "stroke-opacity": 0.7, "class": "dldna-cursor" }, g);
     }
     o.series.forEach(function (s, k) {
       var pts = s.y.map(function (v, i) { return X(i).toFixed(1) + "," + Y(v).toFixed(1); }).join(" ");
@@ -236,7 +258,7 @@
         text(g, o.legend.x + 28, ly, s.label, { anchor: "start", size: 11 });
       }
     });
-    if (o.point) svgEl("circle", { cx: X(o.point.x), cy: Y(o.point.y), r: 5, fill: "#D55E00", stroke: "#fff" }, g);
+    if (o.point) svgEl("circle", { cx: X(o.point.x), cy: Y(o.point.y), r: 5, fill: THEME.highlight, stroke: "#ffffff" }, g);
     frame(g, box);
     numericXTicks(g, box, n, o.xlabel);
     if (o.title) title(g, box, o.title);
@@ -255,17 +277,28 @@
     }
     if (label) text(g, box.x + box.w + 40, box.y + box.h / 2, label, { size: 12, transform: "rotate(90 " + (box.x + box.w + 40) + " " + (box.y + box.h / 2) + ")" });
   }
-  function maskedLegend(g, x, y, hatch) {
-    svgEl("rect", { x: x, y: y - 7, width: 18, height: 14, fill: "url(#" + hatch + ")", stroke: "#8c8c8c" }, g);
-    text(g, x + 24, y, "enmascarada (no puede atender)", { anchor: "start", size: 11 });
+  /* Legend swatch: a colour (or the masked-cell hatch when fill is null) and its words. */
+  function swatch(g, x, y, fill, words, hatch) {
+    svgEl("rect", { x: x, y: y - 7, width: 18, height: 14, fill: fill || "url(#" + hatch + ")", stroke: THEME.masked_edge }, g);
+    text(g, x + 24, y, words, { anchor: "start", size: 11 });
+  }
+  function maskedLegend(g, x, y, hatch) { swatch(g, x, y, null, THEME.masked_label, hatch); }
+
+  // ----------------------------------------------------------------- registry
+  var VIEWS = {}, started = false;
+
+  /* The one way to add a kind of explorer: view(data, state) returns
+   * {width, height, alt, draw(g, hatchId)}; explorers of that kind get mounted. */
+  function register(kind, view) {
+    VIEWS[kind] = view;
+    if (started) mountAll();
   }
 
   // -------------------------------------------------------------------- views
-  /* A view turns the data and the state of the controls into a drawing:
-   * {width, height, alt, draw(g, hatchId)}. */
-  var VIEWS = {};
+  /* Every kind of explorer registers its view here, with the one API
+   * register(kind, view); view(data, state) -> {width, height, alt, draw(g, hatchId)}. */
 
-  VIEWS.attention = function (data, st) {
+  register("attention", function (data, st) {
     var src = data.sources[st.kind || 0], layer = st.layer || 0, head = st.head || 0, t = st.temperature;
     if (!src._w) src._w = unpack(src.w);
     var q = src.q_tokens, k = src.k_tokens, nq = q.length, nk = k.length, qi = Math.min(st.query, nq - 1);
@@ -294,7 +327,7 @@
         headline(g, data.title, label);
         heatmap(g, heat, {
           rows: nq, cols: nk, value: function (r, c) { return W[r * nk + c]; }, allowed: allowed,
-          lut: data.lut, vmin: 0, vmax: 1, rowLabels: q, colLabels: null, topLabels: k, hatch: hatch,
+          lut: THEME.sequential, vmin: 0, vmax: 1, rowLabels: q, colLabels: null, topLabels: k, hatch: hatch,
           title: "Pesos de atención (fila resaltada: consulta elegida)", ylabel: "consulta (query)",
           highlightRow: qi, annotate: nq * nk <= 100
         });
@@ -303,7 +336,7 @@
           highlight: qi, title: "Entropía de cada fila", xlabel: "entropía (nats)", valueLabels: true
         });
         text(g, ent_box.x + ent_box.w / 2, ent_box.y + ent_box.h + 46, "| = máximo (uniforme)", { size: 11 });
-        colorbar(g, { x: ent_box.x + ent_box.w + 14, y: top, w: 14, h: Math.max(120, heat.h) }, data.lut, 0, 1, "peso");
+        colorbar(g, { x: ent_box.x + ent_box.w + 14, y: top, w: 14, h: Math.max(120, heat.h) }, THEME.sequential, 0, 1, "peso");
         bars(g, bar_box, {
           values: row, allowed: rowAllowed, labels: k, ymax: 1.12, ticks: [0, 0.25, 0.5, 0.75, 1], hatch: hatch, valueLabels: nk <= 16,
           title: "Pesos de la consulta «" + q[qi] + "»", xlabel: "clave (key)", ylabel: "peso"
@@ -311,9 +344,9 @@
         if (src.mask) maskedLegend(g, bar_box.x + bar_box.w + 20, bar_box.y + 10, hatch);
       }
     };
-  };
+  });
 
-  VIEWS.scaling = function (data, st) {
+  register("scaling", function (data, st) {
     if (!data._w) data._w = unpack(data.w);
     var d = st.d_k, s = st.scaled ? 1 : 0, nq = data.n_queries, nk = data.n_keys;
     var W = data._w.slice([d, s]), qs = [], ks = [];
@@ -335,23 +368,23 @@
         text(g, 10, 54, "desviación típica de las puntuaciones: " + fmt(data.score_std[d][s], 2) +
           " (\u221Ad_k = " + fmt(Math.sqrt(data.d_ks[d]), 2) + ")", { size: 12, anchor: "start" });
         heatmap(g, heat, {
-          rows: nq, cols: nk, value: function (r, c) { return W[r * nk + c]; }, lut: data.lut, vmin: 0, vmax: 1,
+          rows: nq, cols: nk, value: function (r, c) { return W[r * nk + c]; }, lut: THEME.sequential, vmin: 0, vmax: 1,
           rowLabels: qs, colLabels: ks, title: "Pesos de atención", xlabel: "clave (key)", ylabel: "consulta (query)",
           annotate: true
         });
-        hbars(g, maxBox, { values: maxw, labels: qs, xmax: 1, title: "Peso máximo", xlabel: "peso", valueLabels: true, color: "#0072B2" });
-        hbars(g, entBox, { values: ent, maxes: ent.map(function () { return data.max_entropy; }), labels: null, xmax: data.max_entropy * 1.08, title: "Entropía", xlabel: "entropía (nats)", valueLabels: true, color: "#009E73" });
+        hbars(g, maxBox, { values: maxw, labels: qs, xmax: 1, title: "Peso máximo", xlabel: "peso", valueLabels: true, color: color(4) });
+        hbars(g, entBox, { values: ent, maxes: ent.map(function () { return data.max_entropy; }), labels: null, xmax: data.max_entropy * 1.08, title: "Entropía", xlabel: "entropía (nats)", valueLabels: true, color: color(2) });
       }
     };
-  };
+  });
 
-  VIEWS.positional = function (data, st) {
+  register("positional", function (data, st) {
     var kind = data.kinds[st.kind || 0], cell = kind.grid[st.d_model][st.base];
     if (!cell._t) { cell._t = unpack(cell.table); cell._s = unpack(cell.similarity); }
     var n = data.n_positions, d = data.d_models[st.d_model], base = data.bases[st.base], p = Math.min(st.cursor, n - 1);
     var table = cell._t.slice([]), sim = cell._s.slice([p]);
     var pairs = (st.pairs || []).filter(function (i) { return i < d / 2; });
-    var colors = ["#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#000000"];
+    var colors = THEME.lines;
     var series = [];
     pairs.forEach(function (i, k) {
       var col = colors[k % colors.length], lam = cell.wavelengths ? ", \u03BB = " + cell.wavelengths[i] : "";
@@ -378,22 +411,102 @@
         });
         if (!series.length) text(g, waves.x + waves.w / 2, waves.y + waves.h / 2, "Elige al menos un par de dimensiones.", { size: 13 });
         heatmap(g, heat, {
-          rows: n, cols: d, value: function (r, c) { return table[r * d + c]; }, lut: data.lut_diverging,
+          rows: n, cols: d, value: function (r, c) { return table[r * d + c]; }, lut: THEME.diverging,
           vmin: vr[0], vmax: vr[1], rowLabels: null, colLabels: null, title: "Posición × dimensión",
-          highlightRow: p, highlightColor: "#000"
+          highlightRow: p, highlightColor: THEME.ink
         });
         numericXTicks(g, { x: heat.x + heat.w / d / 2, y: heat.y, w: heat.w - heat.w / d, h: heat.h }, d, kind.column_label);
         for (var r = 0; r < n; r += (n <= 30 ? 5 : 10)) text(g, heat.x - 6, heat.y + (r + 0.5) * heat.h / n, String(r), { anchor: "end", size: 11 });
         text(g, heat.x - 34, heat.y + heat.h / 2, "posición", { size: 12, transform: "rotate(-90 " + (heat.x - 34) + " " + (heat.y + heat.h / 2) + ")" });
-        colorbar(g, { x: heat.x + heat.w + 12, y: heat.y, w: 14, h: heat.h }, data.lut_diverging, vr[0], vr[1], kind.value_label);
+        colorbar(g, { x: heat.x + heat.w + 12, y: heat.y, w: 14, h: heat.h }, THEME.diverging, vr[0], vr[1], kind.value_label);
         lines(g, simb, {
-          series: [{ y: sim, color: "#0072B2", markers: true, label: "" }], lo: sr[0] - pads, hi: sr[1] + pads,
+          series: [{ y: sim, color: color(4), markers: true, label: "" }], lo: sr[0] - pads, hi: sr[1] + pads,
           ticks: [sr[0], (sr[0] + sr[1]) / 2, sr[1]], cursor: p, point: { x: p, y: sim[p] },
           title: "Similitud de la posición " + p + " con las demás", xlabel: "posición", ylabel: kind.similarity_label
         });
       }
     };
-  };
+  });
+
+  register("masks", function (data, st) {
+    var key = [st.n, st.pattern, st.pad, data.uses_width[st.pattern] ? st.width : data.widths[0]].join("_");
+    var cs = data.cases[key];
+    if (!cs) throw new Error("combinación no calculada: " + key);
+    if (!cs._w) cs._w = unpack(cs.w).slice([]);
+    var n = st.n, tokens = data.tokens.slice(0, n - st.pad);
+    for (var p = 0; p < st.pad; p++) tokens.push("PAD");
+    var allowed = function (r, k) { return cs.mask[r].charAt(k) === "1"; };
+    var cell = Math.max(20, Math.min(36, Math.floor(360 / n)));
+    var side = n * cell, left = 110, top = n > 6 ? 150 : 110;
+    var maskBox = { x: left, y: top, w: side, h: side };
+    var wBox = { x: left + side + 130, y: top, w: side, h: side };
+    var width = wBox.x + side + 90, height = top + side + 90;
+    var label = data.pattern_names[st.pattern] + ", longitud " + n + ", relleno " + st.pad +
+      (data.uses_width[st.pattern] ? ", tamaño " + st.width : "");
+    var common = { rows: n, cols: n, allowed: allowed, rowLabels: tokens, topLabels: tokens, xlabel: "clave j (posición atendida)" };
+    return {
+      width: width, height: height,
+      alt: data.alt + " Estado: " + label + "; " + cs.summary + ".",
+      draw: function (g, hatch) {
+        headline(g, data.title, label + " \u00B7 " + cs.summary);
+        heatmap(g, maskBox, Object.assign({}, common, {
+          hatch: hatch, fill: function () { return THEME.allowed; }, title: "Máscara", ylabel: "consulta i (quien atiende)"
+        }));
+        heatmap(g, wBox, Object.assign({}, common, {
+          hatch: hatch, value: function (r, k) { return cs._w[r * n + k]; }, lut: THEME.sequential, vmin: 0, vmax: 1,
+          title: "Pesos de atención", annotate: n <= 8
+        }));
+        colorbar(g, { x: wBox.x + side + 14, y: top, w: 14, h: side }, THEME.sequential, 0, 1, "peso");
+        swatch(g, left, height - 22, THEME.allowed, "puede atender", hatch);
+        maskedLegend(g, left + 140, height - 22, hatch);
+      }
+    };
+  });
+
+  register("vit_patches", function (data, st) {
+    if (!data._img) data._img = unpack(data.images);
+    var h = data.height, w = data.width, p = st.patch_size, idx = st.image;
+    var img = data._img.slice([idx]);
+    var k = data.sizes.indexOf(p), acc = data.accuracy[k];
+    var height = 360, top = 96, cell = 26;
+    var label = data.labels[idx] + ", parches de " + p + "\u00d7" + p + ": " + data.tokens[k] +
+      " tókenes, " + Math.round(data.kmacs[k]) + " mil MAC por imagen, " +
+      (acc === null ? "sin entrenar" : "exactitud " + acc.toFixed(1) + " %");
+    var trained = data.accuracy.filter(function (v) { return v !== null; });
+    var accLo = trained.length ? Math.max(0, Math.floor(Math.min.apply(null, trained) - 10)) : 0;
+    var digit = { x: 30, y: top, w: w * cell, h: h * cell };
+    var sizes = data.sizes.map(String), bw = 190, gap = 70, x0 = digit.x + digit.w + 70;
+    var width = x0 + 3 * bw + 2 * gap + 20;
+    return {
+      width: width, height: height,
+      alt: data.alt + " Estado: " + label + ".",
+      draw: function (g) {
+        headline(g, data.title, label);
+        heatmap(g, digit, {
+          rows: h, cols: w, value: function (r, c) { return img[r * w + c]; }, lut: THEME.image, vmin: 0, vmax: 1,
+          title: (w / p) * (h / p) + " parches + [CLS]"
+        });
+        for (var a = 0; a <= w; a += p) svgEl("line", { x1: digit.x + a * cell, x2: digit.x + a * cell, y1: digit.y, y2: digit.y + digit.h, stroke: THEME.grid, "stroke-width": 2 }, g);
+        for (a = 0; a <= h; a += p) svgEl("line", { x1: digit.x, x2: digit.x + digit.w, y1: digit.y + a * cell, y2: digit.y + a * cell, stroke: THEME.grid, "stroke-width": 2 }, g);
+        var gw = w / p, gh = h / p;
+        if (p > 1 && gw * gh <= 16) {
+          for (var r = 0; r < gh; r++) for (var c = 0; c < gw; c++) {
+            var x = digit.x + c * p * cell + 3, y = digit.y + r * p * cell + 3;
+            svgEl("rect", { x: x, y: y, width: 16, height: 13, rx: 2, fill: THEME.grid }, g);
+            text(g, x + 8, y + 7, String(r * gw + c + 1), { size: 9, fill: "#ffffff" });
+          }
+        }
+        var chart = function (i, values, o) {
+          bars(g, { x: x0 + i * (bw + gap), y: top + 10, w: bw, h: 170 }, Object.assign({
+            values: values, labels: sizes, highlight: k, valueLabels: true, xlabel: "tamaño del parche p"
+          }, o));
+        };
+        chart(0, data.tokens, { title: "tókenes (con [CLS])", ymax: 1.15 * Math.max.apply(null, data.tokens), digits: 0, tickDigits: 0 });
+        chart(1, data.kmacs, { title: "coste (miles de MAC)", ymax: 1.15 * Math.max.apply(null, data.kmacs), digits: 0, tickDigits: 0 });
+        chart(2, data.accuracy, { title: "exactitud en prueba (%)", lo: accLo, ymax: 105, digits: 1, tickDigits: 0 });
+      }
+    };
+  });
 
   // ----------------------------------------------------------------- controls
   function optionsOf(ctrl, state) {
@@ -470,13 +583,24 @@
   }
 
   // -------------------------------------------------------------------- mount
-  function mount(root) {
-    if (root.getAttribute("data-dldna-mounted")) return;
-    // A view added by another script (api.register) is mounted when it registers.
-    if (!VIEWS[root.getAttribute("data-dldna-view")]) return;
+  function message(root, words) {
+    var box = root.querySelector(".dldna-message") || htmlEl("p", { "class": "dldna-message", role: "alert" }, root);
+    box.textContent = words;
+    return box;
+  }
+
+  /* Mount one explorer (its element or its id): controls, then the picture. */
+  function mount(target) {
+    var root = typeof target === "string" ? document.getElementById(target) : target;
+    if (!root || root.getAttribute("data-dldna-mounted")) return;
+    if (!VIEWS[root.getAttribute("data-dldna-view")]) return;  // its view may register later
     var source = root.querySelector("script.dldna-data");
     if (!source) return;
     root.setAttribute("data-dldna-mounted", "1");
+    if (!THEME) {
+      message(root, "Faltan los colores del libro (window.dldnaTheme): la página no cargó dldna-explorer.js completo.");
+      return;
+    }
     var data = JSON.parse(source.textContent), state = {};
     var fallback = root.querySelector(".dldna-fallback");
     if (fallback) fallback.style.display = "none";
@@ -494,16 +618,19 @@
         svgEl("title", {}, svg, view.alt);
         var defs = svgEl("defs", {}, svg);
         var pat = svgEl("pattern", { id: hatch, patternUnits: "userSpaceOnUse", width: 7, height: 7, patternTransform: "rotate(45)" }, defs);
-        svgEl("rect", { width: 7, height: 7, fill: "#d9d9d9" }, pat);
-        svgEl("line", { x1: 0, y1: 0, x2: 0, y2: 7, stroke: "#8c8c8c", "stroke-width": 2 }, pat);
-        svgEl("rect", { width: view.width, height: view.height, fill: "#fff" }, svg);
+        svgEl("rect", { width: 7, height: 7, fill: THEME.masked }, pat);
+        svgEl("line", { x1: 0, y1: 0, x2: 0, y2: 7, stroke: THEME.masked_edge, "stroke-width": 2 }, pat);
+        svgEl("rect", { width: view.width, height: view.height, fill: "#ffffff" }, svg);
         var g = svgEl("g", {}, svg);
         view.draw(g, hatch);
         caption.textContent = view.alt;
+        figure.style.display = "";
+        var old = root.querySelector(".dldna-message");
+        if (old) old.parentNode.removeChild(old);
         root.setAttribute("data-dldna-state", JSON.stringify(state));
       } catch (err) {
-        caption.textContent = "No se pudo dibujar el explorador: " + err;
-        caption.className = "dldna-caption";
+        figure.style.display = "none";
+        message(root, "No se pudo dibujar el explorador con estos valores; prueba otros.");
         if (window.console) console.error("dldna: " + (err && err.stack ? err.stack : err));
       }
     }
@@ -513,22 +640,14 @@
   }
 
   function mountAll() {
-    var roots = document.querySelectorAll(".dldna-explorer[data-dldna-view]");
-    Array.prototype.forEach.call(roots, mount);
-  }
-
-  /* Extension point: another inlined script adds a view (name, function (data, state)
-   * returning {width, height, alt, draw(g, hatchId)}) and its explorers get mounted. */
-  function register(name, view) {
-    VIEWS[name] = view;
-    mountAll();
+    started = true;
+    Array.prototype.forEach.call(document.querySelectorAll(".dldna-explorer[data-dldna-view]"), mount);
   }
 
   window.dldnaExplorer = {
-    version: VERSION, mount: mount, mountAll: mountAll, register: register, views: VIEWS,
-    unpack: unpack, lutColor: lutColor,
-    draw: { text: text, heatmap: heatmap, bars: bars, hbars: hbars, lines: lines, colorbar: colorbar }
+    mount: mount, mountAll: mountAll, register: register, unpack: unpack, lutColor: lutColor,
+    draw: { text: text, heatmap: heatmap, bars: bars, hbars: hbars, lines: lines, colorbar: colorbar, swatch: swatch }
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
-  mountAll();
+  else mountAll();
 })();
