@@ -69,7 +69,7 @@ def softmax(scores: Tensor, dim: int = -1, temperature: float = 1.0) -> Tensor:
     * float16 and bfloat16 scores are computed in float32; the result has the
       dtype of ``scores``.
 
-    Where both apply it gives the numbers of ``torch.softmax(scores / T, dim)``.
+    Where both apply it gives the numbers of ``torch.softmax(scores / T, dim)`` (to rounding).
     NumPy arrays and lists are accepted; NaN scores are refused (on the CPU).
     """
     t = checks.features(scores, "scores")
