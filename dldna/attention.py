@@ -50,9 +50,10 @@ def _wide(x: Tensor) -> Tensor:
 def _temperature(value) -> float:
     try:
         return checks.positive_number(value, "La temperatura")
-    except ValueError as err:
+    except ValueError:
         raise ValueError(
-            f"{err} Valores menores que 1 afilan la distribución; mayores que 1 la aplanan."
+            f"La temperatura debe ser un número positivo y finito; se recibió {value!r}. "
+            "Valores menores que 1 afilan la distribución; mayores que 1 la aplanan."
         ) from None
 
 

@@ -226,7 +226,7 @@ ATTENTION = [
         "temperatura como texto",
         lambda: A.softmax(torch.zeros(3), temperature="2"),
         ValueError,
-        "sin comillas",
+        "positivo y finito",
     ),
     rejects("dim fuera de rango", lambda: A.softmax(torch.zeros(2, 3), dim=5), ValueError, "dim"),
     rejects(
