@@ -689,14 +689,14 @@ def _fused(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias: Tensor | 
     Its boolean ``attn_mask`` has our convention (``True`` = takes part); a
     float one is added to the scores, which is how ``bias`` goes in.
     """
-    keep = None
+    keep, attn_mask = None, bias
     if mask is not None:
         # A query with every key blocked: some kernels give NaN there. Let it
         # see everything, then zero its output, as the explicit path does.
         keep = mask.any(-1, keepdim=True)
         mask = mask | ~keep
-        bias = mask if bias is None else torch.where(mask, bias, -math.inf)
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout)
+        attn_mask = mask if bias is None else torch.where(mask, bias, -math.inf)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout)
     return out if keep is None else out.masked_fill(~keep, 0.0)
 
 
