@@ -50,9 +50,10 @@ def _wide(x: Tensor) -> Tensor:
 def _temperature(value) -> float:
     try:
         return checks.positive_number(value, "La temperatura")
-    except ValueError as err:
+    except ValueError:
         raise ValueError(
-            f"{err} Valores menores que 1 afilan la distribución; mayores que 1 la aplanan."
+            f"La temperatura debe ser un número positivo y finito; se recibió {value!r}. "
+            "Valores menores que 1 afilan la distribución; mayores que 1 la aplanan."
         ) from None
 
 
@@ -69,7 +70,7 @@ def softmax(scores: Tensor, dim: int = -1, temperature: float = 1.0) -> Tensor:
     * float16 and bfloat16 scores are computed in float32; the result has the
       dtype of ``scores``.
 
-    Where both apply it gives the numbers of ``torch.softmax(scores / T, dim)``.
+    Where both apply it gives the numbers of ``torch.softmax(scores / T, dim)`` (to rounding).
     NumPy arrays and lists are accepted; NaN scores are refused (on the CPU).
     """
     t = checks.features(scores, "scores")
@@ -688,14 +689,14 @@ def _fused(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias: Tensor | 
     Its boolean ``attn_mask`` has our convention (``True`` = takes part); a
     float one is added to the scores, which is how ``bias`` goes in.
     """
-    keep = None
+    keep, attn_mask = None, bias
     if mask is not None:
         # A query with every key blocked: some kernels give NaN there. Let it
         # see everything, then zero its output, as the explicit path does.
         keep = mask.any(-1, keepdim=True)
         mask = mask | ~keep
-        bias = mask if bias is None else torch.where(mask, bias, -math.inf)
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout)
+        attn_mask = mask if bias is None else torch.where(mask, bias, -math.inf)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout)
     return out if keep is None else out.masked_fill(~keep, 0.0)
 
 

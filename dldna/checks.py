@@ -5,13 +5,23 @@ Each check either returns the value in the form the code needs (an ``int``, a
 ``ValueError``/``TypeError`` whose Spanish message says what was wrong and what
 was expected. What can be converted safely is converted without fuss: a
 float64 tensor made with ``torch.from_numpy`` becomes the layer's dtype, a
-NumPy array or a list becomes a tensor, ids move to the model's device.
+NumPy array or a list becomes a tensor, ids and masks move to the model's
+device, NumPy integers count as integers. What would be silently misread is
+refused: ``"5"`` where an int goes (the message says to drop the quotes),
+``"no"`` where a bool goes (it would mean ``True``), a 0/1 mask of integers.
+
+:func:`features` looks for NaN and inf in CPU tensors only: on a GPU reading
+the values would make the program wait for the device at every layer.
+(:func:`ids` does read the range of ids on any device: it runs once per batch.)
 
 A module calls these at its front door and then reads like the idea it
 teaches::
 
-    x = checks.features(x, "x", like=self, ndim=3)
+    x = checks.features(x, "x", like=self, ndim=3, what="(batch, seq, d_model)")
+    mask = checks.mask(mask, scores_shape, device=x.device)
     steps = checks.positive_int(steps, "steps")
+    causal = checks.boolean(causal, "causal")
+    device = checks.device(device)
 """
 
 from __future__ import annotations

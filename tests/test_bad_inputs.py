@@ -226,7 +226,7 @@ ATTENTION = [
         "temperatura como texto",
         lambda: A.softmax(torch.zeros(3), temperature="2"),
         ValueError,
-        "sin comillas",
+        "positivo y finito",
     ),
     rejects("dim fuera de rango", lambda: A.softmax(torch.zeros(2, 3), dim=5), ValueError, "dim"),
     rejects(
@@ -506,3 +506,11 @@ def test_the_harness_fails_when_the_promise_is_broken():
         accepts("respuesta equivocada", lambda: 2 + 2, lambda r: r == 5).run()
     with pytest.raises(pytest.fail.Exception):
         rejects("sin error", lambda: 1, ValueError, "algo").run()
+
+
+def test_features_keep_the_dtype_autocast_chose():
+    layer = torch.nn.Linear(8, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        kept = checks.features(X.bfloat16(), "x", like=layer)
+    assert kept.dtype == torch.bfloat16
+    assert checks.features(X.bfloat16(), "x", like=layer).dtype == torch.float32

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -216,3 +217,28 @@ def test_mask_explorer_masks_weights_and_errors():
     assert 'data-dldna-view="masks"' in explorer.to_html()
     assert "relleno" in mask_explorer(pad=9).error
     assert "Patrón desconocido" in mask_explorer(pattern="diagonal").error
+
+
+def test_minus_1e9_overflows_float16_and_masked_scores_does_not():
+    scores = torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]).half()
+    mask = torch.tensor([[True, True, False], [False, False, False]])
+    with pytest.raises(RuntimeError, match="overflow"):
+        scores.masked_fill(~mask, -1e9)
+    blocked = masking.masked_scores(scores, mask)
+    assert blocked.dtype == torch.float16 and blocked[0, 2].item() == float("-inf")
+    weights = softmax(blocked)
+    assert weights[0].tolist() == torch.softmax(scores[0, :2].float(), -1).half().tolist() + [0.0]
+    assert weights[1].tolist() == [0.0, 0.0, 0.0]  # nothing to attend to: zeros, not NaN
+    assert torch.isnan(torch.softmax(blocked.float(), -1)[1]).all()  # torch.softmax: NaN
+    lowest = masking.masked_scores(scores, mask, fill="min")
+    assert lowest[0, 2].item() == torch.finfo(torch.float16).min
+    # with the finite minimum torch.softmax gives no NaN, but a blocked row is uniform
+    assert torch.softmax(lowest.float(), -1)[1].tolist() == pytest.approx([1 / 3] * 3)
+    assert torch.softmax(lowest.float(), -1)[0, 2].item() == 0.0
+
+
+def test_masks_accept_device_names_and_numpy_integers():
+    assert masking.causal_mask(np.int64(3), device="cpu").device.type == "cpu"
+    with pytest.raises(ValueError, match="Dispositivo desconocido"):
+        masking.local_window_mask(4, 2, device="gpu")
+    assert torch.equal(masking.padding_mask(np.array([2, 3])), masking.padding_mask([2, 3]))
