@@ -143,10 +143,21 @@ def test_training_is_reproducible_and_restores_threads():
     assert torch.get_num_threads() == threads
 
 
-def test_default_config_is_small_on_cpu_and_larger_on_a_gpu():
-    cpu, gpu = E.default_config("cpu"), E.default_config(torch.device("cuda"))
-    assert cpu == E.Word2VecConfig()
-    assert gpu.n_sentences > cpu.n_sentences and gpu.epochs >= cpu.epochs
+def test_one_configuration_on_every_device():
+    # The prose says 16 dimensions (and √16 = 4) whatever the device.
+    assert not hasattr(E, "default_config")
+    assert E.Word2VecConfig().dim == 16
+
+
+def test_grammar_uses_ser_for_traits_and_drinks_milk():
+    corpus = E.generate_corpus(3000, seed=0)
+    pairs = {tuple(s[2:4]) for s in corpus}
+    traits = {w for pair in E.TRAITS for w in pair}
+    states = {w for pair in E.STATES for w in pair}
+    assert not any(verb == "está" and adj in traits for verb, adj in pairs)
+    assert not any(verb == "es" and adj in states for verb, adj in pairs)
+    assert ("es", "pequeño") in pairs and ("está", "cansado") in pairs
+    assert all("leche" not in s or s[s.index("leche") - 1] == "bebe" for s in corpus)
 
 
 def test_training_lowers_the_loss_and_learns_the_groups(vectors):
