@@ -220,3 +220,33 @@ def test_pca_projection_keeps_weighted_averages(vectors):
         project(torch.zeros(2, 3))
     with pytest.raises(ValueError):
         E.pca_2d(torch.zeros(1, 4))
+
+
+def test_the_analogies_chapter_1_explains(vectors):
+    # «montaña» answers niño:casa::perro because it is the only feminine wild
+    # place; with a masculine town place the answer is a masculine wild place.
+    assert [p for p in E.WILD_PLACES if p in E.FEMININE_PLACES] == ["montaña"]
+    assert vectors.analogy("niño", "casa", "perro")[0][0] == "montaña"
+    assert vectors.analogy("niño", "mercado", "perro")[0][0] in {"bosque", "campo", "río"}
+    # The failure: lobo and conejo are nearly the same vector, so the analogy
+    # gives the rabbit's food for both.
+    lobo = {w for w, _ in vectors.analogy("gato", "pescado", "lobo", k=2)}
+    conejo = {w for w, _ in vectors.analogy("gato", "pescado", "conejo", k=2)}
+    assert lobo == conejo == {"lechuga", "zanahoria"}
+    assert vectors.similarity("lobo", "conejo") > 0.85
+
+
+def test_one_word_has_no_favourite_sense(vectors):
+    seat = [vectors.similarity("banco", w) for w in ("parque", "descansa")]
+    money = [vectors.similarity("banco", w) for w in ("dinero", "guarda", "saca")]
+    assert abs(sum(seat) / 2 - sum(money) / 3) < 0.1
+
+
+def test_scaled_self_match_grows_like_sqrt_d():
+    # Chapter 1: with q = k = x, ‖x‖²/√d grows like √d while q·k/√d for
+    # independent q, k stays near 1.
+    g = torch.Generator().manual_seed(0)
+    for d in (16, 256):
+        x = torch.randn(2000, d, generator=g)
+        assert abs((x * x).sum(1).mean() / d**0.5 - d**0.5) < 0.1 * d**0.5
+        assert abs((x[:-1] * x[1:]).sum(1).div(d**0.5).std() - 1) < 0.1

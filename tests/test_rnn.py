@@ -43,3 +43,4 @@ def test_bad_ids_and_odd_hidden():
         rnn.GRUSeq2Seq(hidden=8)(torch.tensor([[11]]), torch.tensor([[10]]))
     with pytest.raises(ValueError, match="par"):
         rnn.GRUSeq2Seq(hidden=7)
+
