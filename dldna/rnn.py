@@ -53,6 +53,21 @@ class GRUSeq2Seq(nn.Module):
         self.score = AdditiveScore(self.hidden) if self.attention else None
         self.out = nn.Linear(self.hidden + extra, self.vocab_size)
 
+    def _encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
+        states, last = self.encoder(self.embed(src))  # (B, S, H), (2, B, H/2)
+        return states, torch.cat([last[0], last[1]], -1)  # the bottleneck: H numbers in all
+
+    def _step(self, token: Tensor, s: Tensor, states: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
+        """One decoder step from ``s = s_{t-1}``: logits ``(B, V)``, ``s_t`` and weights ``(B, S)``."""
+        x = self.embed(token)
+        if self.score is None:
+            s = self.decoder(x, s)
+            return self.out(s), s, None
+        alpha = torch.softmax(self.score(s[:, None], states)[:, 0], dim=-1)  # scored with s_{t-1}
+        context = (alpha[:, :, None] * states).sum(1)
+        s = self.decoder(torch.cat([x, context], -1), s)
+        return self.out(torch.cat([s, context], -1)), s, alpha
+
     def forward(self, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, Tensor | None]:
         """Teacher-forced logits ``(B, T, V)`` and attention weights ``(B, T, S)`` (or ``None``).
 
@@ -60,20 +75,13 @@ class GRUSeq2Seq(nn.Module):
         """
         src = checks.ids(src, "src", vocab_size=self.vocab_size, like=self)
         tgt_in = checks.ids(tgt_in, "tgt_in", vocab_size=self.vocab_size, like=self)
-        states, last = self.encoder(self.embed(src))  # (B, S, H), (2, B, H/2)
-        s = torch.cat([last[0], last[1]], -1)  # the bottleneck: H numbers for the whole string
+        states, s = self._encode(src)
         logits, weights = [], []
         for t in range(tgt_in.shape[1]):
-            x = self.embed(tgt_in[:, t])
-            if self.score is None:
-                s = self.decoder(x, s)
-                logits.append(self.out(s))
-                continue
-            alpha = torch.softmax(self.score(s[:, None], states)[:, 0], dim=-1)  # (B, S), from s_{t-1}
-            context = (alpha[:, :, None] * states).sum(1)
-            s = self.decoder(torch.cat([x, context], -1), s)
-            logits.append(self.out(torch.cat([s, context], -1)))
-            weights.append(alpha)
+            step_logits, s, alpha = self._step(tgt_in[:, t], s, states)
+            logits.append(step_logits)
+            if alpha is not None:
+                weights.append(alpha)
         return torch.stack(logits, 1), (torch.stack(weights, 1) if weights else None)
 
     @torch.no_grad()
@@ -81,12 +89,16 @@ class GRUSeq2Seq(nn.Module):
         """Greedy decoding of ``length`` tokens: ids ``(B, length)`` and weights ``(B, length, S)``."""
         length = checks.positive_int(length, "length")
         src = checks.ids(src, "src", vocab_size=self.vocab_size, like=self)
-        out = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
-        weights = None
+        states, s = self._encode(src)
+        token = torch.full((src.shape[0],), BOS, dtype=torch.long, device=src.device)
+        out, weights = [], []
         for _ in range(length):
-            logits, weights = self(src, out)
-            out = torch.cat([out, logits[:, -1].argmax(-1, keepdim=True)], 1)
-        return out[:, 1:], weights
+            logits, s, alpha = self._step(token, s, states)
+            token = logits.argmax(-1)
+            out.append(token)
+            if alpha is not None:
+                weights.append(alpha)
+        return torch.stack(out, 1), (torch.stack(weights, 1) if weights else None)
 
 
 def reversal_batch(batch_size: int, length: int, rng: random.Random) -> tuple[Tensor, Tensor]:

@@ -44,3 +44,14 @@ def test_bad_ids_and_odd_hidden():
     with pytest.raises(ValueError, match="par"):
         rnn.GRUSeq2Seq(hidden=7)
 
+
+
+def test_greedy_generation_matches_teacher_forcing_on_its_own_output():
+    torch.manual_seed(0)
+    model = rnn.GRUSeq2Seq(hidden=8).eval()
+    src, _ = rnn.reversal_batch(3, 5, random.Random(2))
+    out, weights = model.generate(src, 5)
+    tgt_in = torch.cat([torch.full((3, 1), rnn.BOS), out[:, :-1]], 1)
+    logits, forced = model(src, tgt_in)
+    assert torch.equal(logits.argmax(-1), out)
+    assert torch.allclose(forced, weights, atol=1e-6)
