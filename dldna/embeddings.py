@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from dldna import runtime
+from dldna import checks, runtime
 
 # ---------------------------------------------------------------------------
 # The grammar
@@ -35,25 +35,28 @@ from dldna import runtime
 #: the agreement of the words around them (el/la, pequeño/pequeña, ...).
 PEOPLE = (("niño", "niña"), ("abuelo", "abuela"), ("vecino", "vecina"), ("médico", "médica"))
 ANIMALS = (("perro", "perra"), ("gato", "gata"), ("lobo", "loba"), ("conejo", "coneja"))
-#: What each animal prefers to eat (people eat anything).
+#: What each animal prefers to eat (people eat anything). Milk is drunk, not
+#: eaten: it appears only after «bebe».
 ANIMAL_FOOD = {
     "perro": ("carne", "pan"),
-    "gato": ("pescado", "leche"),
+    "gato": ("pescado",),
     "lobo": ("carne",),
     "conejo": ("zanahoria", "lechuga"),
 }
 FOODS = ("pan", "queso", "arroz", "sopa", "fruta", "pescado", "carne", "zanahoria",
-         "lechuga", "leche")
+         "lechuga")
 #: Indoor/town places (people) and outdoor places (animals); the park is shared.
 TOWN_PLACES = ("casa", "escuela", "mercado", "ciudad")
 WILD_PLACES = ("bosque", "campo", "río", "montaña")
 SHARED_PLACES = ("parque",)
 MOTION_VERBS = ("corre", "camina", "juega", "duerme")
 PERSON_VERBS = ("lee", "escribe", "cocina", "trabaja")
-ADJECTIVES = (("pequeño", "pequeña"), ("contento", "contenta"), ("cansado", "cansada"),
-              ("blanco", "blanca"))
+#: Inherent properties take «ser» (es pequeño), passing states «estar» (está cansado).
+TRAITS = (("pequeño", "pequeña"), ("blanco", "blanca"))
+STATES = (("contento", "contenta"), ("cansado", "cansada"))
+ADJECTIVES = TRAITS + STATES
 FEMININE_PLACES = {"casa", "escuela", "ciudad", "montaña"}
-FEMININE_FOODS = {"sopa", "fruta", "carne", "zanahoria", "lechuga", "leche"}
+FEMININE_FOODS = {"sopa", "fruta", "carne", "zanahoria", "lechuga"}
 
 #: The semantic group of each content word, for colouring plots.
 CATEGORIES: dict[str, str] = {}
@@ -61,7 +64,7 @@ for _pair in PEOPLE:
     CATEGORIES.update(dict.fromkeys(_pair, "personas"))
 for _pair in ANIMALS:
     CATEGORIES.update(dict.fromkeys(_pair, "animales"))
-CATEGORIES.update(dict.fromkeys(FOODS + ("agua",), "comida"))
+CATEGORIES.update(dict.fromkeys(FOODS + ("leche", "agua"), "comida"))
 CATEGORIES.update(dict.fromkeys(TOWN_PLACES + WILD_PLACES + SHARED_PLACES, "lugares"))
 CATEGORIES.update(dict.fromkeys(
     MOTION_VERBS + PERSON_VERBS + ("come", "bebe", "descansa", "guarda", "saca"), "verbos"))
@@ -105,8 +108,9 @@ def _sentence(rng: random.Random) -> list[str]:
     if kind < 0.50:  # moving around
         return subject + [rng.choice(MOTION_VERBS), "en"] + _place(rng, home)
     if kind < 0.65:  # describing, with gender agreement
-        adjective = rng.choice(ADJECTIVES)[1 if feminine else 0]
-        return subject + ["está", adjective]
+        pair_adj = rng.choice(ADJECTIVES)
+        verb = "es" if pair_adj in TRAITS else "está"
+        return subject + [verb, pair_adj[1 if feminine else 0]]
     if kind < 0.75:  # drinking
         drink = "leche" if not is_animal or pair[0] == "gato" else "agua"
         return subject + ["bebe", drink, "en"] + _place(rng, home)
@@ -128,10 +132,7 @@ def generate_corpus(n_sentences: int = 6000, seed: int = 0) -> list[list[str]]:
     The same ``(n_sentences, seed)`` always gives the same corpus, on every
     machine (it uses its own ``random.Random``, not the global generator).
     """
-    if isinstance(n_sentences, bool) or not isinstance(n_sentences, int) or n_sentences < 1:
-        raise ValueError(
-            f"El número de frases debe ser un entero positivo; se recibió {n_sentences!r}."
-        )
+    n_sentences = checks.positive_int(n_sentences, "n_sentences (el número de frases)")
     rng = random.Random(seed)
     return [_sentence(rng) for _ in range(n_sentences)]
 
@@ -229,8 +230,7 @@ def one_hot(words: list[str], vocab: Vocabulary) -> Tensor:
 
 def skipgram_pairs(sentences: list[list[str]], vocab: Vocabulary, window: int = 2) -> Tensor:
     """(center, context) index pairs within ``window`` words: shape ``(n_pairs, 2)``."""
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ValueError(f"La ventana debe ser un entero positivo; se recibió {window!r}.")
+    window = checks.positive_int(window, "window (la ventana)")
     pairs = []
     for sentence in sentences:
         ids = vocab.encode(sentence)
@@ -254,10 +254,8 @@ class SkipGramNegativeSampling(nn.Module):
 
     def __init__(self, vocab_size: int, dim: int):
         super().__init__()
-        if vocab_size < 1 or dim < 1:
-            raise ValueError(
-                f"vocab_size y dim deben ser positivos; se recibió {vocab_size} y {dim}."
-            )
+        vocab_size = checks.positive_int(vocab_size, "vocab_size")
+        dim = checks.positive_int(dim, "dim")
         self.center = nn.Embedding(vocab_size, dim)
         self.context = nn.Embedding(vocab_size, dim)
         nn.init.uniform_(self.center.weight, -0.5 / dim, 0.5 / dim)
@@ -274,7 +272,11 @@ class SkipGramNegativeSampling(nn.Module):
 
 @dataclass
 class Word2VecConfig:
-    """Settings of a word2vec run (the defaults fit the CPU budget)."""
+    """Settings of a word2vec run: one setting on every device (a GPU only runs it faster).
+
+    Raises:
+        ValueError: a field that is not a positive integer (``lr``: a positive number).
+    """
 
     dim: int = 16
     window: int = 4
@@ -284,14 +286,10 @@ class Word2VecConfig:
     lr: float = 0.01
     n_sentences: int = 6000
 
-
-def default_config(device: torch.device | str | None = None) -> Word2VecConfig:
-    """The CPU setting, or a longer run of the same model on a GPU."""
-    return runtime.size_for_device(
-        cpu=Word2VecConfig(),
-        gpu=Word2VecConfig(dim=24, epochs=8, n_sentences=20000),
-        device=device,
-    )
+    def __post_init__(self) -> None:
+        for name in ("dim", "window", "negatives", "epochs", "batch_size", "n_sentences"):
+            setattr(self, name, checks.positive_int(getattr(self, name), name))
+        self.lr = checks.positive_number(self.lr, "lr")
 
 
 class WordVectors:
@@ -342,8 +340,7 @@ class WordVectors:
 
         A word query is excluded from its own neighbours.
         """
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k debe ser un entero positivo; se recibió {k!r}.")
+        k = checks.positive_int(k, "k")
         if isinstance(query, str):
             exclude = tuple(exclude) + (query,)
             query = self[query]
@@ -375,11 +372,13 @@ def train_word2vec(
     """Train skip-gram with negative sampling and return the center vectors.
 
     ``sentences`` defaults to :func:`generate_corpus` with ``config.n_sentences``;
-    ``config`` to :func:`default_config` for the device. Seeded through
+    ``config`` to :class:`Word2VecConfig` (the same on every device). Seeded through
     :func:`dldna.runtime.seed_everything`, so a CPU run is reproducible.
     """
     dev = runtime.get_device(device) if not isinstance(device, torch.device) else device
-    cfg = config or default_config(dev)
+    if config is not None and not isinstance(config, Word2VecConfig):
+        raise TypeError(f"config debe ser un Word2VecConfig; se recibió {type(config).__name__}.")
+    cfg = config or Word2VecConfig()
     if sentences is None:
         sentences = generate_corpus(cfg.n_sentences, seed=seed)
     # The batches are tiny: on a CPU, one thread is faster than several fighting
@@ -472,6 +471,6 @@ def category_of(word: str) -> str:
 
 __all__ = [
     "CATEGORIES", "UnknownWordError", "Vocabulary", "SkipGramNegativeSampling",
-    "Word2VecConfig", "WordVectors", "category_of", "default_config", "generate_corpus",
+    "Word2VecConfig", "WordVectors", "category_of", "generate_corpus",
     "one_hot", "pca_2d", "projector_2d", "skipgram_pairs", "tokenize", "train_word2vec",
 ]

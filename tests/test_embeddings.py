@@ -143,10 +143,21 @@ def test_training_is_reproducible_and_restores_threads():
     assert torch.get_num_threads() == threads
 
 
-def test_default_config_is_small_on_cpu_and_larger_on_a_gpu():
-    cpu, gpu = E.default_config("cpu"), E.default_config(torch.device("cuda"))
-    assert cpu == E.Word2VecConfig()
-    assert gpu.n_sentences > cpu.n_sentences and gpu.epochs >= cpu.epochs
+def test_one_configuration_on_every_device():
+    # The prose says 16 dimensions (and √16 = 4) whatever the device.
+    assert not hasattr(E, "default_config")
+    assert E.Word2VecConfig().dim == 16
+
+
+def test_grammar_uses_ser_for_traits_and_drinks_milk():
+    corpus = E.generate_corpus(3000, seed=0)
+    pairs = {tuple(s[2:4]) for s in corpus}
+    traits = {w for pair in E.TRAITS for w in pair}
+    states = {w for pair in E.STATES for w in pair}
+    assert not any(verb == "está" and adj in traits for verb, adj in pairs)
+    assert not any(verb == "es" and adj in states for verb, adj in pairs)
+    assert ("es", "pequeño") in pairs and ("está", "cansado") in pairs
+    assert all("leche" not in s or s[s.index("leche") - 1] == "bebe" for s in corpus)
 
 
 def test_training_lowers_the_loss_and_learns_the_groups(vectors):
@@ -209,3 +220,33 @@ def test_pca_projection_keeps_weighted_averages(vectors):
         project(torch.zeros(2, 3))
     with pytest.raises(ValueError):
         E.pca_2d(torch.zeros(1, 4))
+
+
+def test_the_analogies_chapter_1_explains(vectors):
+    # «montaña» answers niño:casa::perro because it is the only feminine wild
+    # place; with a masculine town place the answer is a masculine wild place.
+    assert [p for p in E.WILD_PLACES if p in E.FEMININE_PLACES] == ["montaña"]
+    assert vectors.analogy("niño", "casa", "perro")[0][0] == "montaña"
+    assert vectors.analogy("niño", "mercado", "perro")[0][0] in {"bosque", "campo", "río"}
+    # The failure: lobo and conejo are nearly the same vector, so the analogy
+    # gives the rabbit's food for both.
+    lobo = {w for w, _ in vectors.analogy("gato", "pescado", "lobo", k=2)}
+    conejo = {w for w, _ in vectors.analogy("gato", "pescado", "conejo", k=2)}
+    assert lobo == conejo == {"lechuga", "zanahoria"}
+    assert vectors.similarity("lobo", "conejo") > 0.85
+
+
+def test_one_word_has_no_favourite_sense(vectors):
+    seat = [vectors.similarity("banco", w) for w in ("parque", "descansa")]
+    money = [vectors.similarity("banco", w) for w in ("dinero", "guarda", "saca")]
+    assert abs(sum(seat) / 2 - sum(money) / 3) < 0.1
+
+
+def test_scaled_self_match_grows_like_sqrt_d():
+    # Chapter 1: with q = k = x, ‖x‖²/√d grows like √d while q·k/√d for
+    # independent q, k stays near 1.
+    g = torch.Generator().manual_seed(0)
+    for d in (16, 256):
+        x = torch.randn(2000, d, generator=g)
+        assert abs((x * x).sum(1).mean() / d**0.5 - d**0.5) < 0.1 * d**0.5
+        assert abs((x[:-1] * x[1:]).sum(1).div(d**0.5).std() - 1) < 0.1
