@@ -7,7 +7,9 @@ numbers they draw come from small pure data functions in the same modules,
 which the tests check instead of pixels.
 
 * :mod:`dldna.viz.style`: colour-blind-safe palette and colour maps,
-  :func:`~dldna.viz.style.new_figure`;
+  :func:`~dldna.viz.style.new_figure`, and the colours the explorers' browser
+  view uses (:func:`~dldna.viz.style.theme`);
+* :mod:`dldna.viz.heatmap`: the one heatmap (seaborn) every matrix figure uses;
 * :mod:`dldna.viz.attention`: heatmaps of attention weights (with masks),
   one row as bars, entropy per row;
 * :mod:`dldna.viz.positional`: waves, heatmap and similarity of positional
@@ -15,7 +17,7 @@ which the tests check instead of pixels.
 * :mod:`dldna.viz.diagrams`: the book's diagrams (:func:`diagram`).
 """
 
-from dldna.viz import attention, positional, style
+from dldna.viz import attention, heatmap, positional, style
 from dldna.viz.attention import (
     attention_heatmap,
     attention_panel,
@@ -33,6 +35,7 @@ from dldna.viz.style import PALETTE, new_figure
 
 __all__ = [
     "attention",
+    "heatmap",
     "positional",
     "style",
     "attention_heatmap",

@@ -170,18 +170,6 @@ def max_entropy(mask, shape: tuple[int, int]) -> np.ndarray:
     return np.log(np.maximum(counts, 1)).astype(np.float64)
 
 
-def _labels(tokens, n: int, what: str) -> list[str]:
-    if tokens is None:
-        return [str(i) for i in range(n)]
-    tokens = [str(t) for t in tokens]
-    if len(tokens) != n:
-        raise ValueError(
-            f"Hay {len(tokens)} etiquetas de {what} pero la matriz tiene {n} "
-            f"{'filas' if what == 'consultas' else 'columnas'}."
-        )
-    return tokens
-
-
 # ----------------------------------------------------------------------- drawing
 
 
@@ -215,8 +203,8 @@ def attention_heatmap(
     """
     w = as_matrix(weights, "weights")
     q_len, k_len = w.shape
-    q_labels = _labels(q_tokens, q_len, "consultas")
-    k_labels = _labels(k_tokens, k_len, "claves")
+    q_labels = style.labels(q_tokens, q_len, "consultas")
+    k_labels = style.labels(k_tokens, k_len, "claves")
     m = as_mask(mask, w.shape)
     if highlight_row is not None and not 0 <= highlight_row < q_len:
         raise ValueError(
@@ -252,7 +240,7 @@ def attention_row_bars(
     """
     r = as_matrix(row, "row", ndim=1)
     k_len = r.shape[0]
-    labels = _labels(k_tokens, k_len, "claves")
+    labels = style.labels(k_tokens, k_len, "claves")
     m = None if mask_row is None else as_mask(mask_row, (k_len,))
     fig, ax = style.figure_or_new(ax, 1.0 + 0.5 * k_len, 2.6)
     heights = r if m is None else np.where(m, r, 0.0)
@@ -303,7 +291,7 @@ def entropy_bars(
     """
     w = as_matrix(weights, "weights")
     q_len = w.shape[0]
-    labels = _labels(q_tokens, q_len, "consultas")
+    labels = style.labels(q_tokens, q_len, "consultas")
     m = as_mask(mask, w.shape)
     ent = row_entropy(w, m)
     top = max_entropy(m, w.shape)
@@ -341,8 +329,8 @@ def attention_panel(
     """
     w = as_matrix(weights, "weights")
     q_len, k_len = w.shape
-    q_labels = _labels(q_tokens, q_len, "consultas")
-    k_labels = _labels(k_tokens, k_len, "claves")
+    q_labels = style.labels(q_tokens, q_len, "consultas")
+    k_labels = style.labels(k_tokens, k_len, "claves")
     if isinstance(query, bool) or not isinstance(query, (int, np.integer)) or not (
         0 <= query < q_len
     ):

@@ -42,8 +42,8 @@ def format_matrix(matrix, rows: Sequence[str], cols: Sequence[str] | None = None
     if m.ndim != 2:
         raise ValueError(f"Se esperaba una matriz (2 ejes); se recibió forma {m.shape}.")
     cols = rows if cols is None else cols
-    rows = _check_labels(rows, m.shape[0], "filas")
-    cols = _check_labels(cols, m.shape[1], "columnas")
+    rows = style.labels(rows, m.shape[0], "filas")
+    cols = style.labels(cols, m.shape[1], "columnas")
     cells = [[f"{v:.{decimals}f}" for v in row] for row in m]
     cells = [[c[1:] if c.startswith("-") and float(c) == 0 else c for c in row] for row in cells]
     width = max([len(c) for c in cols] + [len(c) for row in cells for c in row]) + 1
@@ -65,13 +65,6 @@ def _points(values, name: str) -> np.ndarray:
     return array
 
 
-def _check_labels(labels: Sequence[str], n: int, what: str) -> list[str]:
-    labels = [str(w) for w in labels]
-    if len(labels) != n:
-        raise ValueError(f"Hay {n} {what} pero {len(labels)} etiquetas: deben coincidir.")
-    return labels
-
-
 def plot_projection(
     coords,
     words: Sequence[str],
@@ -84,10 +77,10 @@ def plot_projection(
 ) -> Figure:
     """Scatter of 2-D word coordinates with their words; one colour per group."""
     xy = _points(coords, "coords")
-    words = _check_labels(words, len(xy), "puntos")
+    words = style.labels(words, len(xy), "puntos")
     if groups is None:
         groups = ["palabras"] * len(xy)
-    groups = _check_labels(groups, len(xy), "puntos")
+    groups = style.labels(groups, len(xy), "puntos")
     fig, ax = style.figure_or_new(ax, 7.5, 5.5)
     markers = "osD^vP*X"
     colors = [c for c in style.PALETTE if c != "#F0E442"]  # yellow is hard to see on white
@@ -121,7 +114,7 @@ def plot_convex_hull(
     """
     xin = _points(inputs, "inputs")
     xout = _points(outputs, "outputs")
-    labels = _check_labels(labels, len(xin), "entradas")
+    labels = style.labels(labels, len(xin), "entradas")
     if len(xout) != len(xin):
         raise ValueError(f"Hay {len(xin)} entradas y {len(xout)} salidas: deben coincidir.")
     fig, ax = style.figure_or_new(ax, 6.8, 5.0)
@@ -170,7 +163,7 @@ def plot_attention_graph(
     if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] == 0:
         raise ValueError(f"Los pesos deben formar una matriz cuadrada (n, n); forma {w.shape}.")
     n = w.shape[0]
-    words = _check_labels(words, n, "palabras")
+    words = style.labels(words, n, "palabras")
     fig, ax = style.figure_or_new(ax, 5.6, 5.6)
     angles = [math.pi / 2 - 2 * math.pi * k / n for k in range(n)]
     xy = np.array([(math.cos(a), math.sin(a)) for a in angles])

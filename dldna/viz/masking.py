@@ -78,15 +78,6 @@ def _as_matrix(mask, name: str = "La máscara") -> np.ndarray:
     return arr
 
 
-def _labels(labels: Sequence[str] | None, n: int, what: str) -> list[str]:
-    if labels is None:
-        return [str(i) for i in range(n)]
-    labels = [str(t) for t in labels]
-    if len(labels) != n:
-        raise ValueError(f"Hay {len(labels)} etiquetas de {what}, pero la máscara tiene {n}.")
-    return labels
-
-
 def plot_mask(
     mask,
     tokens: Sequence[str] | None = None,
@@ -103,8 +94,8 @@ def plot_mask(
     m = _as_matrix(mask)
     own = ax is None
     fig, ax = figure_or_new(ax, 0.3 * m.shape[1] + 2.6, 0.3 * m.shape[0] + 2.0)
-    rows = _labels(tokens, m.shape[0], "consultas")
-    cols = _labels(key_tokens if key_tokens is not None else tokens, m.shape[1], "claves")
+    rows = style.labels(tokens, m.shape[0], "consultas")
+    cols = style.labels(key_tokens if key_tokens is not None else tokens, m.shape[1], "claves")
     heatmap(np.ones(m.shape), ax=ax, row_labels=rows, col_labels=cols, allowed=m,
             cmap=ListedColormap([ALLOWED_COLOR]), signed=False, vmin=0.0, vmax=1.0,
             annotate=False, colorbar=False, legend=False, title=title,
@@ -169,7 +160,7 @@ def plot_mask_graph(
         raise ValueError(f"plot_mask_graph necesita una máscara cuadrada; se recibió {m.shape}.")
     if query is not None and not 0 <= query < n:
         raise ValueError(f"query debe estar entre 0 y {n - 1}; se recibió {query}.")
-    labels = _labels(tokens, n, "posiciones")
+    labels = style.labels(tokens, n, "posiciones")
     fig, ax = figure_or_new(ax, max(4.0, 0.45 * n + 1), 2.8)
     top = 0.0
     bottom = 0.0
@@ -181,12 +172,12 @@ def plot_mask_graph(
             height = 0.5 * span
             above = j < i
             focus = query is not None and i == query
-            style = dict(color=HIGHLIGHT if focus else EDGE_COLOR,
-                         linewidth=2.0 if focus else 0.8,
-                         alpha=1.0 if focus or query is None else 0.55,
-                         zorder=2 if focus else 1)
+            look = dict(color=HIGHLIGHT if focus else EDGE_COLOR,
+                        linewidth=2.0 if focus else 0.8,
+                        alpha=1.0 if focus or query is None else 0.55,
+                        zorder=2 if focus else 1)
             ax.add_patch(Arc(((i + j) / 2, 0), span, 2 * height,
-                             theta1=0 if above else 180, theta2=180 if above else 360, **style))
+                             theta1=0 if above else 180, theta2=180 if above else 360, **look))
             if above:
                 top = max(top, height)
             else:
@@ -401,7 +392,7 @@ def plot_masked_weights(
     side = 0.32 * m.shape[1] + 2.2
     fig, axes = new_figure(2 * side + 1.0, 0.32 * m.shape[0] + 2.2, 1, 2)
     plot_mask(m, tokens, title="Máscara", ax=axes[0], legend=False)
-    rows = _labels(tokens, m.shape[0], "consultas")
+    rows = style.labels(tokens, m.shape[0], "consultas")
     heatmap(w, ax=axes[1], row_labels=rows, col_labels=rows, allowed=m, signed=False, vmin=0.0,
             vmax=1.0, annotate=m.shape[1] <= 8, legend=False, title="Pesos de atención",
             xlabel="clave j (posición atendida)", colorbar_label="peso")

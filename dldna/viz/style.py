@@ -140,6 +140,18 @@ def theme() -> dict:
     }
 
 
+def labels(values, n: int, what: str) -> list[str]:
+    """``values`` as ``n`` strings (``0 … n-1`` when ``None``); a Spanish error
+    naming ``what`` (e.g. ``"consultas"``) when there are not ``n`` of them."""
+    if values is None:
+        return [str(i) for i in range(n)]
+    texts = [str(v) for v in values]
+    if len(texts) != n:
+        raise ValueError(f"Hay {len(texts)} etiquetas de {what}, pero la figura tiene {n}: "
+                         "debe haber una por elemento.")
+    return texts
+
+
 def mathtext_safe(text) -> str:
     """``text`` with ``$`` escaped, so matplotlib draws it as typed.
 
