@@ -198,9 +198,19 @@ class Tokenizer:
         With ``keep_special=True`` every id is shown, specials included.
         """
         if isinstance(ids, Tensor):
-            ids = ids.detach().cpu().flatten().tolist()
+            if ids.dim() > 1:
+                raise ValueError(
+                    f"decode lee una sola secuencia (1 dimensión); se recibió un tensor de forma "
+                    f"{tuple(ids.shape)}: decodifica cada fila, p. ej. [tok.decode(fila) for fila in ids]."
+                )
+            ids = ids.detach().cpu().tolist()
         out = []
         for i in ids:
+            if isinstance(i, (list, tuple, Tensor)):
+                raise ValueError(
+                    "decode lee una sola secuencia de ids; se recibió una lista de secuencias: "
+                    "decodifica cada una por separado."
+                )
             i = int(i)
             if not keep_special:
                 if i == EOS_ID:
@@ -294,6 +304,16 @@ def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Batch:
 # ---------------------------------------------------------------------------
 
 
+_ROW_WEIGHTS = torch.randint(-2**62, 2**62, (512,), generator=torch.Generator().manual_seed(0))
+
+
+def _row_keys(ids: Tensor) -> Tensor:
+    """One int64 per row of ``ids (B, S)``: ``Σ_j ids[:, j] · w_j`` (wrapping on overflow)."""
+    if ids.shape[1] > len(_ROW_WEIGHTS):
+        raise ValueError(f"Secuencias de más de {len(_ROW_WEIGHTS)} tókenes no están previstas.")
+    return (ids.long() * _ROW_WEIGHTS[: ids.shape[1]]).sum(1)
+
+
 class Task:
     """A sequence-to-sequence task: two tokenizers and a generator of examples.
 
@@ -362,6 +382,35 @@ class Task:
         """A fresh training batch of ``n`` examples, none of them held out."""
         exs = self.examples(n, rng, exclude=self._held_out)
         return make_batch([self.encode(ex) for ex in exs])
+
+    def sampler(self, n: int, seed: int) -> Callable[[int], Batch]:
+        """Training batches for :func:`train`: ``step → Batch`` of ``n`` fresh examples.
+
+        This default draws the examples one by one with :meth:`batch` from a
+        ``random.Random(seed)``; a task whose examples are cheap to write as
+        tensors overrides it to build a whole batch with a few tensor
+        operations (see :class:`~dldna.tasks.copy.CopyTask`).
+        """
+        rng = random.Random(seed)
+        return lambda _step: self.batch(n, rng)
+
+    def held_out_rows(self, src: Tensor) -> Tensor:
+        """Which rows of a source batch ``(B, S)`` are held-out sources: ``(B,)`` bool.
+
+        Vectorised: each row is summarised by one 64-bit number (a weighted
+        sum of its ids with fixed random weights; PAD adds nothing), the
+        held-out sources' numbers are computed once, and ``torch.isin``
+        compares them all at once. A held-out row is always found; a
+        different row that happened to share its number (about 1 in 10¹⁸)
+        would only be drawn again.
+        """
+        if not self._held_out:
+            return torch.zeros(src.shape[0], dtype=torch.bool)
+        cache = getattr(self, "_held_out_keys", None)
+        if cache is None or cache[0] != len(self._held_out):
+            ids = pad_batch([self.src_tokenizer.encode(key) for key in self._held_out])
+            cache = self._held_out_keys = (len(self._held_out), _row_keys(ids))
+        return torch.isin(_row_keys(src), cache[1])
 
     def batches(self, n: int, rng: random.Random) -> Iterable[Batch]:
         """An endless stream of :meth:`batch` (the data never repeats on purpose)."""
@@ -432,12 +481,15 @@ def exact_match(task: Task, decode_fn: DecodeFn, examples: Sequence[Example], *,
     """
     if not examples:
         raise ValueError("No hay ejemplos que evaluar.")
+    batch_size = checks.positive_int(batch_size, "batch_size (ejemplos por lote de evaluación)")
+    if not callable(decode_fn):
+        raise TypeError(f"decode_fn debe ser una función src → ids; se recibió {decode_fn!r}.")
     preds: list[list[str]] = []
     for start in range(0, len(examples), batch_size):
         chunk = examples[start:start + batch_size]
         src = pad_batch([task.src_tokenizer.encode(ex.source) for ex in chunk])
         if device is not None:
-            src = src.to(device)
+            src = src.to(checks.device(device))
         with torch.no_grad():
             out = decode_fn(src)
         for row in out:
@@ -449,10 +501,12 @@ def exact_match(task: Task, decode_fn: DecodeFn, examples: Sequence[Example], *,
 def greedy_decoder(model, max_len: int) -> DecodeFn:
     """A ``decode_fn`` for :func:`exact_match`: greedy decoding of ``model``
     with :func:`dldna.decoding.greedy_decode` (at most ``max_len`` tokens, EOS
-    included; the model is put in eval mode while it decodes)."""
+    included; the model is put in eval mode while it decodes). The sources
+    are moved to the model's device."""
 
     def run(src: Tensor) -> Tensor:
-        return greedy_decode(model, src, max_len, BOS_ID, EOS_ID, PAD_ID)
+        # The sources follow the model wherever it is (exact_match builds them on the CPU).
+        return greedy_decode(model, src.to(checks.device_of(model)), max_len, BOS_ID, EOS_ID, PAD_ID)
 
     return run
 
@@ -469,8 +523,8 @@ def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: in
     What this adds to ``fit`` is the task's three pieces:
 
     * **batches**: every step draws ``recipe.batch_size`` *fresh* examples
-      (:meth:`Task.batch`, from a ``random.Random(seed)``), never a held-out
-      one: make the test set with :meth:`Task.test_set` *before* training;
+      (:meth:`Task.sampler`, seeded with ``seed``), never a held-out one:
+      make the test set with :meth:`Task.test_set` *before* training;
     * **loss**: teacher forcing (:func:`dldna.training.seq2seq_loss`, padding
       ignored, label smoothing ``recipe.smoothing``);
     * **evaluation** (when ``recipe.eval_every > 0``): the exact match of
@@ -498,9 +552,8 @@ def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: in
         def evaluate(_model: nn.Module) -> float:
             return exact_match(task, decode, validation, device=dev).accuracy
 
-    rng = random.Random(seed)
     return fit(
-        model, lambda _step: task.batch(recipe.batch_size, rng),
+        model, task.sampler(recipe.batch_size, seed),
         lambda m, b: seq2seq_loss(m, b.src, b.tgt, pad_id=PAD_ID, smoothing=recipe.smoothing),
         recipe, evaluate=evaluate, device=dev, seed=seed, progress=progress, desc=desc,
     )

@@ -17,9 +17,24 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
 
 from dldna import checks
-from dldna.tasks.base import BenchResult, Example, Task, Tokenizer, benchmark_task
+from dldna.tasks.base import (
+    BOS_ID,
+    EOS_ID,
+    N_SPECIAL,
+    PAD_ID,
+    Batch,
+    BenchResult,
+    Example,
+    Task,
+    Tokenizer,
+    benchmark_task,
+)
 from dldna.training import Recipe
 from dldna.transformer import TransformerConfig
 
@@ -65,6 +80,37 @@ class CopyTask(Task):
         n = rng.randint(self.min_length, self.length)
         seq = tuple(rng.choice(self.symbols) for _ in range(n))
         return Example(seq, seq)
+
+    def _draw(self, n: int, generator: torch.Generator) -> Tensor:
+        """``n`` random sources as ids ``(n, length)``, PAD after each one's length."""
+        ids = torch.randint(N_SPECIAL, N_SPECIAL + len(self.symbols), (n, self.length),
+                            generator=generator)
+        if self.min_length < self.length:
+            lengths = torch.randint(self.min_length, self.length + 1, (n, 1), generator=generator)
+            ids = ids.masked_fill(torch.arange(self.length) >= lengths, PAD_ID)
+        return ids
+
+    def sampler(self, n: int, seed: int) -> Callable[[int], Batch]:
+        """Training batches built as tensors (a few operations per batch, not a
+        Python loop per symbol), from a ``torch.Generator`` seeded with ``seed``
+        on the CPU, so that every device trains on the same data. Rows that
+        are held-out sources are drawn again."""
+        generator = torch.Generator().manual_seed(seed)
+
+        def batch(_step: int) -> Batch:
+            src = self._draw(n, generator)
+            redraw = self.held_out_rows(src)
+            while redraw.any():
+                src[redraw] = self._draw(int(redraw.sum()), generator)
+                redraw = self.held_out_rows(src)
+            lengths = (src != PAD_ID).sum(1)
+            tgt = torch.full((n, self.length + 2), PAD_ID, dtype=torch.long)
+            tgt[:, 0] = BOS_ID
+            tgt[:, 1:-1] = src
+            tgt[torch.arange(n), lengths + 1] = EOS_ID
+            return Batch(src, tgt)
+
+        return batch
 
 
 def setup(task: CopyTask | None = None) -> tuple[TransformerConfig, Recipe]:

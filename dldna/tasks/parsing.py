@@ -90,7 +90,15 @@ def parse(text: str | Sequence[str]) -> Tree:
         term       := factor (("*" | "/") factor)*    left-associative
         factor     := DIGIT | VAR | "(" expr ")"
     """
-    tokens = [c for c in text if not c.isspace()] if isinstance(text, str) else list(text)
+    if isinstance(text, str):
+        tokens = [c for c in text if not c.isspace()]
+    elif isinstance(text, Sequence) and all(isinstance(t, str) for t in text):
+        tokens = list(text)
+    else:
+        raise TypeError(
+            "parse espera un texto como «x=1+2*y» o una lista de símbolos; "
+            f"se recibió {type(text).__name__}: {text!r}."
+        )
     pos = 0
 
     def peek() -> str | None:
