@@ -450,6 +450,12 @@ class FitResult:
     device: str
     wall_s: float
     evals: list[tuple[int, float]] = field(default_factory=list)
+    #: Seconds from the start of training to the end of each evaluation of ``evals``.
+    eval_s: list[float] = field(default_factory=list)
+
+    def seconds_to(self, value: float) -> float | None:
+        """Wall time until an evaluation first reached ``value`` (``None`` if none did)."""
+        return next((t for (_, v), t in zip(self.evals, self.eval_s, strict=True) if v >= value), None)
 
     @property
     def steps_per_s(self) -> float:
@@ -545,6 +551,7 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, recipe.rate())
     bar = _progress(recipe.steps, desc, progress)
     evals: list[tuple[int, float]] = []
+    eval_s: list[float] = []
     shown = 0
 
     def on_step(done: int, history: History) -> None:
@@ -561,6 +568,7 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
             model.train()
             value = checks.probability(value, "El valor que devuelve evaluate")
             evals.append((done, value))
+            eval_s.append(time.perf_counter() - start)
 
     start = time.perf_counter()
     try:
@@ -576,7 +584,7 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
         torch.cuda.synchronize(dev)
     wall = time.perf_counter() - start
     model.eval()
-    return FitResult(history, recipe, str(dev), wall, evals)
+    return FitResult(history, recipe, str(dev), wall, evals, eval_s)
 
 
 # ---------------------------------------------------------------------------

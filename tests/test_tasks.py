@@ -343,3 +343,49 @@ def test_train_rejects_what_is_not_a_task_or_a_recipe():
         train(_tiny_model(task), task, {"steps": 12})
     with pytest.raises(ValueError, match="Dispositivo desconocido"):
         train(_tiny_model(task), task, recipe, device="gpu0")
+
+
+# -- vectorised training batches -------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: CopyTask(),
+    lambda: CopyTask(length=5, n_symbols=3, min_length=2),
+    lambda: AdditionTask(reverse=True),
+    lambda: AdditionTask(digits=2),
+])
+def test_tensor_batches_are_valid_examples_and_never_held_out(make):
+    task = make()
+    task.test_set(100)
+    sampler = task.sampler(32, seed=0)
+    for step in range(5):
+        batch = sampler(step)
+        for src, tgt in zip(batch.src, batch.tgt, strict=True):
+            source = tuple(task.src_tokenizer.decode(src))
+            assert source not in task.held_out
+            target = (task.make(*task.operands(source)).target if isinstance(task, AdditionTask)
+                      else source)
+            assert tgt[0] == BOS_ID and tuple(task.tgt_tokenizer.decode(tgt)) == target
+            assert (tgt == EOS_ID).sum() == 1
+    again = make()
+    again.test_set(100)
+    assert torch.equal(again.sampler(32, seed=0)(0).src, task.sampler(32, seed=0)(0).src)
+    assert not torch.equal(again.sampler(32, seed=1)(0).src, task.sampler(32, seed=0)(0).src)
+
+
+def test_tensor_batches_redraw_held_out_rows():
+    task = AdditionTask(digits=1)
+    test = task.test_set(90)  # 90 of the 100 sums held out
+    batch = task.sampler(64, seed=3)(0)
+    pairs = {task.operands(tuple(task.src_tokenizer.decode(s))) for s in batch.src}
+    assert pairs and not pairs & {task.operands(ex.source) for ex in test}
+
+
+def test_subclasses_that_change_the_examples_get_the_generic_sampler():
+    class Reverse(CopyTask):
+        def sample(self, rng):
+            ex = super().sample(rng)
+            return Example(ex.source, ex.source[::-1])
+
+    batch = Reverse(length=4).sampler(8, seed=0)(0)
+    assert torch.equal(batch.tgt_out[:, :4], batch.src.flip(1))

@@ -117,7 +117,12 @@ class AdditionTask(Task):
     def sampler(self, n: int, seed: int) -> Callable[[int], Batch]:
         """Training batches built as tensors from a ``torch.Generator`` seeded
         with ``seed`` on the CPU (the same data on every device): ``n`` pairs
-        of operands at once; pairs that are held-out sums are drawn again."""
+        of operands at once; pairs that are held-out sums are drawn again. A
+        subclass that redefines :meth:`make` or :meth:`sample` gets the
+        generic sampler, which calls them."""
+        cls = type(self)
+        if cls.make is not AdditionTask.make or cls.sample is not AdditionTask.sample:
+            return super().sampler(n, seed)
         generator = torch.Generator().manual_seed(seed)
         top = 10**self.digits
 
@@ -203,5 +208,5 @@ def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     for reverse in (True, False):
         task = AdditionTask(reverse=reverse)
         config, recipe = setup(task)
-        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick))
+        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick, claim=0.99))
     return rows
