@@ -234,3 +234,14 @@ def test_classifier_rejects_bad_arguments():
         lm.SequenceClassifier(torch.nn.Linear(2, 2), 2)
     with pytest.raises(ValueError):
         lm.SequenceClassifier(lm.LanguageModel(V), 2, pooling="max")
+
+
+def test_a_first_layer_head_looks_back_at_the_place(gpt):
+    words = "ana va al cine a ver una nueva"
+    ids = torch.tensor([TOK.encode(words, bos=True)])
+    with torch.no_grad():
+        gpt(ids)
+    first = gpt.attention_maps()[0][0]  # (heads, T, T)
+    cine = 1 + words.split().index("cine")
+    uniform = 1 / ids.shape[1]
+    assert float(first[:, -1, cine].max()) > 5 * uniform
