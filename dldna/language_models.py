@@ -53,6 +53,9 @@ __all__ = [
     "mask_tokens",
     "masked_lm_loss",
     "classification_loss",
+    "SENTINELS",
+    "span_corrupt",
+    "span_restore",
     "encode_sentences",
     "sentence_batches",
     "masked_batches",
@@ -221,6 +224,60 @@ def masked_batches(ids: Tensor, batch_size: int, mask_id: int, first_word: int, 
         return mask_tokens(rows(step), mask_id, first_word, vocab, prob=prob, generator=generator)
 
     return batch
+
+
+#: The sentinels of :func:`span_corrupt`, one per removed span, in order.
+SENTINELS = tuple(f"<X{i}>" for i in range(10))
+
+
+def span_corrupt(words: Sequence[str], rng, *, rate: float = 0.15,
+                 mean_span: int = 3) -> tuple[list[str], list[str]]:
+    """T5's span corruption of one sentence (a list of words).
+
+    About ``rate`` of the words, in spans of about ``mean_span`` words
+    (at least one span), are removed; each span is replaced in the input by
+    the next sentinel of :data:`SENTINELS`, and the output lists each
+    sentinel followed by the words it replaced, then a last sentinel.
+    ``rng`` is a ``random.Random``. :func:`span_restore` undoes it.
+    """
+    words = list(words)
+    if not words:
+        raise ValueError("La frase no tiene palabras que corromper.")
+    checks.probability(rate, "rate", allow_zero=False, allow_one=False)
+    checks.positive_int(mean_span, "mean_span")
+    n_spans = max(1, min(round(len(words) * rate / mean_span), len(SENTINELS) - 1, len(words) // 2))
+    length = max(1, round(len(words) * rate / n_spans))
+    starts: list[int] = []
+    for start in rng.sample(range(len(words)), len(words)):
+        if all(abs(start - other) > length for other in starts):
+            starts.append(start)
+        if len(starts) == n_spans:
+            break
+    inputs, targets = [], []
+    position, spans = 0, sorted(starts)
+    for i, start in enumerate(spans):
+        inputs += words[position:start] + [SENTINELS[i]]
+        targets += [SENTINELS[i]] + words[start:start + length]
+        position = start + length
+    inputs += words[position:]
+    targets.append(SENTINELS[len(spans)])
+    return inputs, targets
+
+
+def span_restore(inputs: Sequence[str], targets: Sequence[str]) -> list[str]:
+    """The original sentence from the two halves of :func:`span_corrupt`."""
+    spans: dict[str, list[str]] = {}
+    current = None
+    for word in targets:
+        if word in SENTINELS:
+            current = word
+            spans[word] = []
+        elif current is not None:
+            spans[current].append(word)
+    out: list[str] = []
+    for word in inputs:
+        out += spans.get(word, [word]) if word in SENTINELS else [word]
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -245,3 +245,28 @@ def test_a_first_layer_head_looks_back_at_the_place(gpt):
     cine = 1 + words.split().index("cine")
     uniform = 1 / ids.shape[1]
     assert float(first[:, -1, cine].max()) > 5 * uniform
+
+
+def test_span_corruption_round_trips_and_removes_spans():
+    import random
+
+    rng = random.Random(0)
+    removed = total = 0
+    for s in corpus.generate(300, seed=4):
+        inputs, targets = lm.span_corrupt(s.words, rng)
+        assert lm.span_restore(inputs, targets) == list(s.words)
+        sentinels = [w for w in inputs if w in lm.SENTINELS]
+        assert sentinels and sentinels == list(lm.SENTINELS[:len(sentinels)])
+        assert targets[-1] == lm.SENTINELS[len(sentinels)]
+        removed += len(targets) - len(sentinels) - 1
+        total += len(s.words)
+    assert 0.08 < removed / total < 0.35
+
+
+def test_span_corruption_rejects_bad_input():
+    import random
+
+    with pytest.raises(ValueError):
+        lm.span_corrupt([], random.Random(0))
+    with pytest.raises(ValueError):
+        lm.span_corrupt(["a", "b"], random.Random(0), rate=1.5)
