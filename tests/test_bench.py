@@ -31,7 +31,8 @@ def test_quick_run_and_table(capsys):
     rows = bench.run(["copy", "addition"], device="cpu", quick=True)
     assert sorted(r.task for r in rows) == ["copia", "suma (cifra mayor primero)", "suma (unidades primero)"]
     assert all(isinstance(r, BenchResult) and r.steps == 5 and r.device == "cpu" for r in rows)
-    assert all(0.0 <= r.accuracy <= 1.0 and r.wall_s > 0 for r in rows)
+    assert all(0.0 <= r.accuracy <= 1.0 and r.wall_s > 0 and r.steps_per_s > 0 for r in rows)
+    assert all(r.claim == 0.99 and r.seconds_to_claim is None for r in rows)  # no evaluation in quick
     text = bench.table(rows)
     lines = text.splitlines()
     assert lines[0].split()[:2] == ["tarea", "dispositivo"] and set(lines[1]) <= {"-", " "}
@@ -67,5 +68,19 @@ def test_unknown_task_is_reported():
 
 def test_table_format():
     bench = load_bench()
-    text = bench.table([BenchResult("copia", "cpu", 400, 12.345, 1.0)])
-    assert "12.3" in text and "100.0 %" in text and "400" in text
+    text = bench.table([BenchResult("copia", "cpu", 400, 12.345, 1.0, steps_per_s=32.4, claim=0.99,
+                                    seconds_to_claim=7.25),
+                        BenchResult("suma", "cuda", 800, 3.0, 0.5, steps_per_s=266.7, claim=0.99)])
+    lines = text.splitlines()
+    assert "pasos/s" in lines[0] and "hasta la meta (s)" in lines[0]
+    assert "12.3" in lines[2] and "32.4" in lines[2] and "7.2 (meta 99 %)" in lines[2]
+    assert "100.0 %" in lines[2] and "no la alcanza" in lines[3] and "cuda" in lines[3]
+
+
+def test_seconds_to_claim_reads_the_evaluations():
+    from dldna.training import FitResult, History, Recipe
+
+    result = FitResult(History([1.0] * 4, [0.1] * 4), Recipe(steps=4, batch_size=1, lr=0.1, warmup=1),
+                       "cpu", 2.0, evals=[(2, 0.5), (4, 1.0)], eval_s=[1.0, 2.0])
+    assert result.seconds_to(0.9) == 2.0 and result.seconds_to(0.4) == 1.0
+    assert result.seconds_to(1.5) is None and result.steps_per_s == 2.0

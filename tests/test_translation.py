@@ -3,6 +3,7 @@ and dldna.viz.decoding (its figures)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -24,8 +25,9 @@ def task():
 def trained():
     """A short CPU run (the chapter's recipe with fewer steps)."""
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    return tr.train_translation(steps=150, held_out=200, eval_every=75, device="cpu",
-                                snapshot_steps=(60,))
+    _, recipe = tr.setup()
+    return tr.train_translation(recipe=dataclasses.replace(recipe, steps=150, eval_every=75),
+                                held_out=200, device="cpu", progress=False)
 
 
 # -- grammar ----------------------------------------------------------------------
@@ -124,19 +126,33 @@ def test_bad_probabilities():
 
 def test_short_training_learns_held_out_sentences(trained):
     assert trained.accuracy >= 0.8  # 150 steps; the chapter's 300 reach ≈ 99.8 %
-    assert [s for s, _, _ in trained.curve] == [75, 150]
-    assert 60 in trained.snapshots
-    assert trained.seconds_to(0.0) is not None
-    assert trained.seconds_to(1.01) is None
+    assert [s for s, _ in trained.result.evals] == [75, 150] and trained.steps == 150
+    assert len(trained.test) == 200
     again = exact_match(trained.task, lambda src: decoding.greedy_decode(
         trained.model, src, 10, BOS_ID, EOS_ID, PAD_ID), trained.test)
     assert again.accuracy == pytest.approx(trained.accuracy)
 
 
-def test_training_is_deterministic_on_cpu():
-    a = tr.train_translation(steps=20, held_out=50, eval_every=20, device="cpu")
-    b = tr.train_translation(steps=20, held_out=50, eval_every=20, device="cpu")
-    assert a.history.loss == b.history.loss
+def test_a_shorter_run_is_the_beginning_of_the_longer_one():
+    """With the Noam schedule a run of k steps is the first k steps of a longer run:
+    the «half-trained» model of chapter 7e is a shorter run with the same seed."""
+    _, recipe = tr.setup()
+    short = tr.train_translation(recipe=dataclasses.replace(recipe, steps=10, eval_every=0),
+                                 held_out=50, device="cpu", progress=False)
+    long = tr.train_translation(recipe=dataclasses.replace(recipe, steps=20, eval_every=0),
+                                held_out=50, device="cpu", progress=False)
+    assert short.history.loss == long.history.loss[:10]
+    assert short.history.lr == long.history.lr[:10]
+    assert short.history.loss != tr.train_translation(
+        recipe=dataclasses.replace(recipe, steps=10, eval_every=0), held_out=50, device="cpu",
+        progress=False, seed=1).history.loss
+
+
+def test_setup_is_one_configuration_and_checks_held_out():
+    config, recipe = tr.setup()
+    assert config.d_model == 64 and recipe.steps == 300 and recipe.schedule == "noam"
+    with pytest.raises(ValueError, match="held_out"):
+        tr.train_translation(held_out=0)
 
 
 def test_attention_record_shapes_and_rows(trained):

@@ -22,11 +22,31 @@ which the decoder writes the answer:
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from dldna.tasks.base import Example, Task, Tokenizer
+import torch
+from torch import Tensor
 
-__all__ = ["AdditionTask", "carries"]
+from dldna import checks, runtime
+from dldna.tasks.base import (
+    BOS_ID,
+    EOS_ID,
+    N_SPECIAL,
+    Batch,
+    BenchResult,
+    Example,
+    Task,
+    Tokenizer,
+    benchmark_task,
+    exact_match,
+    greedy_decoder,
+    train,
+)
+from dldna.training import FitResult, Recipe
+from dldna.transformer import Transformer, TransformerConfig
+
+__all__ = ["AdditionTask", "carries", "setup", "compare_orders", "OrderRun", "benchmark"]
 
 
 def carries(a: int, b: int) -> int:
@@ -48,10 +68,15 @@ class AdditionTask(Task):
 
     def __init__(self, digits: int = 3, reverse: bool = False):
         super().__init__()
-        if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 9:
+        if checks.positive_int(digits, "digits (número de cifras)") > 9:
             raise ValueError(f"digits debe ser un entero entre 1 y 9; se recibió {digits!r}.")
-        self.digits = digits
-        self.reverse = bool(reverse)
+        if not isinstance(reverse, bool):
+            raise TypeError(
+                "reverse debe ser True (unidades primero) o False (cifra mayor primero); "
+                f"se recibió {reverse!r}."
+            )
+        self.digits = int(digits)
+        self.reverse = reverse
         self.name = "suma (unidades primero)" if reverse else "suma (cifra mayor primero)"
         self.src_tokenizer = Tokenizer(list("0123456789+"), separator="")
         self.tgt_tokenizer = Tokenizer(list("0123456789"), separator="")
@@ -75,6 +100,42 @@ class AdditionTask(Task):
         top = 10**self.digits
         return self.make(rng.randrange(top), rng.randrange(top))
 
+    def _encode(self, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+        """Sources ``(n, 2·digits + 1)`` and targets ``(n, digits + 3)`` (BOS, sum, EOS) of ``a + b``."""
+        def digits(x: Tensor, count: int) -> Tensor:  # most significant first, as ids
+            powers = 10 ** torch.arange(count - 1, -1, -1)
+            return x[:, None] // powers % 10 + N_SPECIAL
+
+        plus = torch.full((len(a), 1), self.src_tokenizer.token_to_id("+"))
+        src = torch.cat([digits(a, self.digits), plus, digits(b, self.digits)], dim=1)
+        answer = digits(a + b, self.digits + 1)
+        if self.reverse:
+            answer = answer.flip(1)
+        bos, eos = torch.full((len(a), 1), BOS_ID), torch.full((len(a), 1), EOS_ID)
+        return src, torch.cat([bos, answer, eos], dim=1)
+
+    def sampler(self, n: int, seed: int) -> Callable[[int], Batch]:
+        """Training batches built as tensors from a ``torch.Generator`` seeded
+        with ``seed`` on the CPU (the same data on every device): ``n`` pairs
+        of operands at once; pairs that are held-out sums are drawn again. A
+        subclass that redefines :meth:`make` or :meth:`sample` gets the
+        generic sampler, which calls them."""
+        cls = type(self)
+        if cls.make is not AdditionTask.make or cls.sample is not AdditionTask.sample:
+            return super().sampler(n, seed)
+        generator = torch.Generator().manual_seed(seed)
+        top = 10**self.digits
+
+        def batch(_step: int) -> Batch:
+            a, b = torch.randint(0, top, (2, n), generator=generator)
+            redraw = self.held_out_rows(self._encode(a, b)[0])
+            while redraw.any():
+                a[redraw], b[redraw] = torch.randint(0, top, (2, int(redraw.sum())), generator=generator)
+                redraw = self.held_out_rows(self._encode(a, b)[0])
+            return Batch(*self._encode(a, b))
+
+        return batch
+
     def operands(self, source: Sequence[str]) -> tuple[int, int]:
         """The two numbers of a source: ``("0","4","5","+",...)`` → ``(45, 178)``."""
         a, b = "".join(source).split("+")
@@ -88,35 +149,64 @@ class AdditionTask(Task):
         return int(text) if text.isdigit() else None
 
 
-def setup(task: AdditionTask | None = None, device=None):
-    """The chapter's model and recipe for ``task`` on ``device``: ``(TransformerConfig, Recipe)``.
+def setup(task: AdditionTask | None = None) -> tuple[TransformerConfig, Recipe]:
+    """The chapter's model and recipe for ``task``: ``(TransformerConfig, Recipe)``.
 
-    CPU: two encoder and two decoder layers of width 64, 800 steps of 128
-    fresh sums, peak rate 2·10⁻³ after 100 warm-up steps, linear decay. The
-    same recipe for both digit orders, so that they can be compared.
+    Two encoder and two decoder layers of width 64, 800 steps of 128 fresh
+    sums, peak rate 2·10⁻³ after 100 warm-up steps, linear decay. The same
+    recipe for both digit orders, so that they can be compared, and the same
+    on every device: a GPU only runs it faster.
     """
-    from dldna import runtime
-    from dldna.training import Recipe
-    from dldna.transformer import TransformerConfig
-
     task = task or AdditionTask(reverse=True)
     src, tgt = len(task.src_tokenizer), len(task.tgt_tokenizer)
-    cpu = (TransformerConfig(src_vocab=src, tgt_vocab=tgt, d_model=64, n_heads=4, n_encoder_layers=2,
-                             n_decoder_layers=2, d_ff=256, dropout=0.0, max_len=32),
-           Recipe(steps=800, batch_size=128, lr=2e-3, warmup=100, eval_every=100))
-    gpu = (TransformerConfig(src_vocab=src, tgt_vocab=tgt, d_model=128, n_heads=4, n_encoder_layers=3,
-                             n_decoder_layers=3, d_ff=512, dropout=0.0, max_len=32),
-           Recipe(steps=3000, batch_size=256, lr=1e-3, warmup=200, eval_every=250))
-    return runtime.size_for_device(cpu, gpu, device)
+    return (TransformerConfig(src_vocab=src, tgt_vocab=tgt, d_model=64, n_heads=4, n_encoder_layers=2,
+                              n_decoder_layers=2, d_ff=256, dropout=0.0, max_len=32),
+            Recipe(steps=800, batch_size=128, lr=2e-3, warmup=100, eval_every=100))
 
 
-def benchmark(device=None, quick: bool = False):
+@dataclass
+class OrderRun:
+    """One trained model of :func:`compare_orders`: its seed, its digit order,
+    the exact match on the held-out sums and the training result."""
+
+    seed: int
+    reverse: bool
+    accuracy: float
+    result: FitResult
+    model: Transformer
+
+
+def compare_orders(seeds: Sequence[int] = (0, 1, 2), *, digits: int = 3,
+                   config: TransformerConfig | None = None, recipe: Recipe | None = None,
+                   test_size: int = 1000, device=None, progress: bool = False) -> list[OrderRun]:
+    """Train both digit orders with the same recipe for every seed and score them.
+
+    For each seed, and for units first and then digits first: the same
+    held-out sums (``test_size``, never trained on), the same initial model
+    (seeded before it is built) and the same training sums, in the same
+    order. Defaults: :func:`setup`. Returns the runs in that order.
+    """
+    runs = []
+    for seed in seeds:
+        for reverse in (True, False):
+            task = AdditionTask(digits, reverse=reverse)
+            default_config, default_recipe = setup(task)
+            test = task.test_set(test_size)
+            runtime.seed_everything(seed)
+            model = Transformer(config or default_config)
+            result = train(model, task, recipe or default_recipe, device=device, seed=seed,
+                           progress=progress, desc=f"{task.name}, semilla {seed}")
+            score = exact_match(task, greedy_decoder(model, task.max_target_len), test,
+                                device=result.device)
+            runs.append(OrderRun(seed, reverse, score.accuracy, result, model))
+    return runs
+
+
+def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     """Rows of ``make bench``: both digit orders, exact match on 1,000 fresh sums."""
-    from dldna.tasks.base import benchmark_task
-
     rows = []
     for reverse in (True, False):
         task = AdditionTask(reverse=reverse)
-        config, recipe = setup(task, device)
-        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick))
+        config, recipe = setup(task)
+        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick, claim=0.99))
     return rows

@@ -45,12 +45,18 @@ Tasks and the benchmark
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
+
+from dldna import checks, runtime
+from dldna.decoding import greedy_decode
+from dldna.training import FitResult, Recipe, fit, seq2seq_loss
+from dldna.transformer import Transformer
 
 __all__ = [
     "PAD_ID",
@@ -69,6 +75,7 @@ __all__ = [
     "exact_match",
     "strip_output",
     "greedy_decoder",
+    "train",
     "BenchResult",
     "benchmark_task",
 ]
@@ -191,9 +198,19 @@ class Tokenizer:
         With ``keep_special=True`` every id is shown, specials included.
         """
         if isinstance(ids, Tensor):
-            ids = ids.detach().cpu().flatten().tolist()
+            if ids.dim() > 1:
+                raise ValueError(
+                    f"decode lee una sola secuencia (1 dimensión); se recibió un tensor de forma "
+                    f"{tuple(ids.shape)}: decodifica cada fila, p. ej. [tok.decode(fila) for fila in ids]."
+                )
+            ids = ids.detach().cpu().tolist()
         out = []
         for i in ids:
+            if isinstance(i, (list, tuple, Tensor)):
+                raise ValueError(
+                    "decode lee una sola secuencia de ids; se recibió una lista de secuencias: "
+                    "decodifica cada una por separado."
+                )
             i = int(i)
             if not keep_special:
                 if i == EOS_ID:
@@ -287,6 +304,16 @@ def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Batch:
 # ---------------------------------------------------------------------------
 
 
+_ROW_WEIGHTS = torch.randint(-2**62, 2**62, (512,), generator=torch.Generator().manual_seed(0))
+
+
+def _row_keys(ids: Tensor) -> Tensor:
+    """One int64 per row of ``ids (B, S)``: ``Σ_j ids[:, j] · w_j`` (wrapping on overflow)."""
+    if ids.shape[1] > len(_ROW_WEIGHTS):
+        raise ValueError(f"Secuencias de más de {len(_ROW_WEIGHTS)} tókenes no están previstas.")
+    return (ids.long() * _ROW_WEIGHTS[: ids.shape[1]]).sum(1)
+
+
 class Task:
     """A sequence-to-sequence task: two tokenizers and a generator of examples.
 
@@ -355,6 +382,35 @@ class Task:
         """A fresh training batch of ``n`` examples, none of them held out."""
         exs = self.examples(n, rng, exclude=self._held_out)
         return make_batch([self.encode(ex) for ex in exs])
+
+    def sampler(self, n: int, seed: int) -> Callable[[int], Batch]:
+        """Training batches for :func:`train`: ``step → Batch`` of ``n`` fresh examples.
+
+        This default draws the examples one by one with :meth:`batch` from a
+        ``random.Random(seed)``; a task whose examples are cheap to write as
+        tensors overrides it to build a whole batch with a few tensor
+        operations (see :class:`~dldna.tasks.copy.CopyTask`).
+        """
+        rng = random.Random(seed)
+        return lambda _step: self.batch(n, rng)
+
+    def held_out_rows(self, src: Tensor) -> Tensor:
+        """Which rows of a source batch ``(B, S)`` are held-out sources: ``(B,)`` bool.
+
+        Vectorised: each row is summarised by one 64-bit number (a weighted
+        sum of its ids with fixed random weights; PAD adds nothing), the
+        held-out sources' numbers are computed once, and ``torch.isin``
+        compares them all at once. A held-out row is always found; a
+        different row that happened to share its number (about 1 in 10¹⁸)
+        would only be drawn again.
+        """
+        if not self._held_out:
+            return torch.zeros(src.shape[0], dtype=torch.bool)
+        cache = getattr(self, "_held_out_keys", None)
+        if cache is None or cache[0] != len(self._held_out):
+            ids = pad_batch([self.src_tokenizer.encode(key) for key in self._held_out])
+            cache = self._held_out_keys = (len(self._held_out), _row_keys(ids))
+        return torch.isin(_row_keys(src), cache[1])
 
     def batches(self, n: int, rng: random.Random) -> Iterable[Batch]:
         """An endless stream of :meth:`batch` (the data never repeats on purpose)."""
@@ -425,12 +481,15 @@ def exact_match(task: Task, decode_fn: DecodeFn, examples: Sequence[Example], *,
     """
     if not examples:
         raise ValueError("No hay ejemplos que evaluar.")
+    batch_size = checks.positive_int(batch_size, "batch_size (ejemplos por lote de evaluación)")
+    if not callable(decode_fn):
+        raise TypeError(f"decode_fn debe ser una función src → ids; se recibió {decode_fn!r}.")
     preds: list[list[str]] = []
     for start in range(0, len(examples), batch_size):
         chunk = examples[start:start + batch_size]
         src = pad_batch([task.src_tokenizer.encode(ex.source) for ex in chunk])
         if device is not None:
-            src = src.to(device)
+            src = src.to(checks.device(device))
         with torch.no_grad():
             out = decode_fn(src)
         for row in out:
@@ -442,13 +501,62 @@ def exact_match(task: Task, decode_fn: DecodeFn, examples: Sequence[Example], *,
 def greedy_decoder(model, max_len: int) -> DecodeFn:
     """A ``decode_fn`` for :func:`exact_match`: greedy decoding of ``model``
     with :func:`dldna.decoding.greedy_decode` (at most ``max_len`` tokens, EOS
-    included; the model is put in eval mode while it decodes)."""
-    from dldna.decoding import greedy_decode
+    included; the model is put in eval mode while it decodes). The sources
+    are moved to the model's device."""
 
     def run(src: Tensor) -> Tensor:
-        return greedy_decode(model, src, max_len, BOS_ID, EOS_ID, PAD_ID)
+        # The sources follow the model wherever it is (exact_match builds them on the CPU).
+        return greedy_decode(model, src.to(checks.device_of(model)), max_len, BOS_ID, EOS_ID, PAD_ID)
 
     return run
+
+
+# ---------------------------------------------------------------------------
+# Training on a task
+# ---------------------------------------------------------------------------
+
+
+def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: int = 0,
+          progress: bool = True, desc: str = "entrenando") -> FitResult:
+    """Train an encoder-decoder ``model`` on ``task`` with :func:`dldna.training.fit`.
+
+    What this adds to ``fit`` is the task's three pieces:
+
+    * **batches**: every step draws ``recipe.batch_size`` *fresh* examples
+      (:meth:`Task.sampler`, seeded with ``seed``), never a held-out one:
+      make the test set with :meth:`Task.test_set` *before* training;
+    * **loss**: teacher forcing (:func:`dldna.training.seq2seq_loss`, padding
+      ignored, label smoothing ``recipe.smoothing``);
+    * **evaluation** (when ``recipe.eval_every > 0``): the exact match of
+      greedy decoding on ``recipe.eval_size`` validation examples, drawn with
+      seed ``seed + 1`` and held out from training from then on.
+
+    ``device``: where to train (default: :func:`dldna.runtime.get_device`);
+    ``seed`` seeds the data stream and PyTorch, so two runs on the same
+    machine give the same numbers. Returns the :class:`~dldna.training.FitResult`.
+    """
+    if not isinstance(task, Task):
+        raise TypeError(f"task debe ser una tarea de dldna.tasks (Task); se recibió {type(task).__name__}.")
+    if not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
+    seed = checks.non_negative_int(seed, "seed (semilla)")
+    dev = checks.device(device)
+    evaluate = None
+    if recipe.eval_every:
+        # The same validation set for the same seed, whatever was held out
+        # before (so that two runs see the same batches); held out from now on.
+        validation = task.examples(recipe.eval_size, random.Random(seed + 1), unique=True)
+        task.hold_out(validation)
+        decode = greedy_decoder(model, task.max_target_len)
+
+        def evaluate(_model: nn.Module) -> float:
+            return exact_match(task, decode, validation, device=dev).accuracy
+
+    return fit(
+        model, task.sampler(recipe.batch_size, seed),
+        lambda m, b: seq2seq_loss(m, b.src, b.tgt, pad_id=PAD_ID, smoothing=recipe.smoothing),
+        recipe, evaluate=evaluate, device=dev, seed=seed, progress=progress, desc=desc,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -458,7 +566,13 @@ def greedy_decoder(model, max_len: int) -> DecodeFn:
 
 @dataclass
 class BenchResult:
-    """One row of ``make bench``: what a task's ``benchmark()`` returns."""
+    """One row of ``make bench``: what a task's ``benchmark()`` returns.
+
+    ``wall_s``: training time (evaluations included); ``steps_per_s``:
+    optimisation steps per second; ``claim``: the accuracy the chapter claims
+    and ``seconds_to_claim``: the time until the validation accuracy first
+    reached it (``None``: not reached, or no claim); ``accuracy``: the exact
+    match on held-out examples never trained on."""
 
     task: str
     device: str
@@ -466,27 +580,29 @@ class BenchResult:
     wall_s: float
     accuracy: float
     note: str = ""
+    steps_per_s: float = float("nan")
+    claim: float | None = None
+    seconds_to_claim: float | None = None
 
 
-def benchmark_task(task: Task, config, recipe, *, device=None, quick: bool = False,
-                   test_size: int = 1000, seed: int = 0, note: str = "") -> BenchResult:
+def benchmark_task(task: Task, config, recipe: Recipe, *, device=None, quick: bool = False,
+                   test_size: int = 1000, seed: int = 0, claim: float | None = None,
+                   note: str = "") -> BenchResult:
     """Train a fresh :class:`dldna.transformer.Transformer` of ``config`` on
-    ``task`` with ``recipe`` (:func:`dldna.training.fit`, no progress bar) and
-    measure the exact match of greedy decoding on ``test_size`` held-out
-    examples. ``quick``: 5 steps and 20 test examples, to check the plumbing.
-    The time is the training's wall time."""
-    import dataclasses
-
-    from dldna import runtime, training
-    from dldna.transformer import Transformer
-
+    ``task`` with ``recipe`` (:func:`train`, no progress bar) and measure the
+    exact match of greedy decoding on ``test_size`` held-out examples.
+    ``quick``: 5 steps and 20 test examples, to check the plumbing. On a GPU
+    the clock waits for the device only where it is read (the evaluations
+    and the end), not at every step."""
     if quick:
         recipe = dataclasses.replace(recipe, steps=5, warmup=2, eval_every=0)
         test_size = 20
-    dev = runtime.get_device() if device is None else runtime.get_device(str(device))
+    dev = checks.device(device)
     test = task.test_set(test_size)
     runtime.seed_everything(seed)
     model = Transformer(config)
-    result = training.fit(model, task, recipe, device=dev, seed=seed, progress=False)
+    result = train(model, task, recipe, device=dev, seed=seed, progress=False)
     score = exact_match(task, greedy_decoder(model, task.max_target_len), test, device=dev)
-    return BenchResult(task.name, dev.type, recipe.steps, result.wall_s, score.accuracy, note)
+    return BenchResult(task.name, dev.type, recipe.steps, result.wall_s, score.accuracy, note,
+                       result.steps_per_s, claim,
+                       None if claim is None else result.seconds_to(claim))

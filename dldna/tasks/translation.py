@@ -36,13 +36,30 @@ word comes from.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
-from dldna.tasks.base import PAD_ID, Batch, BenchResult, Example, Task, Tokenizer
+from dldna import checks, runtime
+from dldna.decoding import greedy_decode
+from dldna.tasks.base import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    BenchResult,
+    Example,
+    Task,
+    Tokenizer,
+    benchmark_task,
+    exact_match,
+    greedy_decoder,
+    make_batch,
+    strip_output,
+    train,
+)
+from dldna.training import FitResult, Recipe
+from dldna.transformer import Transformer, TransformerConfig
 
 __all__ = [
     "NOUNS",
@@ -57,8 +74,7 @@ __all__ = [
     "parse_spanish",
     "translate",
     "GrammarError",
-    "model_config",
-    "translation_loss",
+    "setup",
     "TranslationRun",
     "train_translation",
     "AttentionRecord",
@@ -439,120 +455,79 @@ class TranslationTask(Task):
 # ---------------------------------------------------------------------------
 
 
-def model_config(task: TranslationTask, device=None):
-    """The Transformer of the chapter for ``task``: small on a CPU, larger on a GPU
-    (:func:`dldna.runtime.size_for_device`)."""
-    from dldna.runtime import size_for_device
-    from dldna.transformer import TransformerConfig
+def setup(task: TranslationTask | None = None) -> tuple[TransformerConfig, Recipe]:
+    """The chapter's model and recipe: ``(TransformerConfig, Recipe)``.
 
-    common = dict(src_vocab=len(task.src_tokenizer), tgt_vocab=len(task.tgt_tokenizer), max_len=16,
-                  pad_id=PAD_ID)
-    return size_for_device(
-        cpu=TransformerConfig(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                              d_ff=128, dropout=0.0, **common),
-        gpu=TransformerConfig(d_model=128, n_heads=8, n_encoder_layers=3, n_decoder_layers=3,
-                              d_ff=512, dropout=0.1, **common),
-        device=device,
-    )
+    Two encoder and two decoder layers of width 64; 300 steps of 64 fresh
+    sentences; the Noam schedule (warm-up of 40 steps, peak rate 2·10⁻³, then
+    a decay as 1/√t); label smoothing 0.1; the validation accuracy every 50
+    steps. The same on every device: a GPU only runs it faster.
 
-
-def translation_loss(model, batch: Batch, smoothing: float = 0.1):
-    """Teacher forcing with label smoothing: the decoder reads ``tgt_in`` and must predict ``tgt_out``."""
-    from dldna.training import LabelSmoothingLoss
-
-    return LabelSmoothingLoss(smoothing, ignore_index=PAD_ID)(model(batch.src, batch.tgt_in),
-                                                              batch.tgt_out)
+    With the Noam schedule the rate of a step does not depend on the total
+    number of steps, so a run of ``k`` steps (``dataclasses.replace(recipe,
+    steps=k)``) is exactly the first ``k`` steps of the full run: a
+    half-trained model is a shorter run with the same seed.
+    """
+    task = task or TranslationTask()
+    return (TransformerConfig(src_vocab=len(task.src_tokenizer), tgt_vocab=len(task.tgt_tokenizer),
+                              d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
+                              d_ff=128, dropout=0.0, max_len=16, pad_id=PAD_ID),
+            Recipe(steps=300, batch_size=64, lr=2e-3, warmup=40, schedule="noam", smoothing=0.1,
+                   grad_clip=None, eval_every=50))
 
 
 @dataclass
 class TranslationRun:
-    """What :func:`train_translation` returns.
+    """What :func:`train_translation` returns: the trained ``model``, its
+    ``task`` and held-out ``test`` sentences, the :class:`~dldna.training.FitResult`
+    of training (``result.evals``: validation accuracy every
+    ``recipe.eval_every`` steps) and ``accuracy``, the exact match of greedy
+    decoding on ``test`` at the end."""
 
-    ``curve``: ``(step, seconds since the start, held-out accuracy)`` at every
-    evaluation; ``snapshots``: ``step -> state_dict`` copies taken during
-    training (to study a half-trained model); ``accuracy``: the final
-    held-out sentence accuracy (greedy decoding, exact match).
-    """
-
-    model: object
+    model: Transformer
     task: TranslationTask
     test: list[Example]
-    history: object
-    curve: list[tuple[int, float, float]]
-    snapshots: dict[int, dict]
-    seconds: float
-    device: object
+    result: FitResult
+    accuracy: float
 
     @property
-    def accuracy(self) -> float:
-        return self.curve[-1][2]
+    def history(self):
+        return self.result.history
 
     @property
     def steps(self) -> int:
-        return self.history.steps
+        return self.result.history.steps
 
     @property
-    def held_out(self) -> int:
-        return len(self.test)
+    def seconds(self) -> float:
+        return self.result.wall_s
 
-    def seconds_to(self, accuracy: float) -> float | None:
-        """Wall time until an evaluation first reached ``accuracy`` (None if never)."""
-        return next((t for _, t, a in self.curve if a >= accuracy), None)
+    @property
+    def device(self) -> str:
+        return self.result.device
 
 
-def train_translation(*, steps: int | None = None, batch_size: int | None = None, seed: int = 0,
-                      device=None, held_out: int = 1000, eval_every: int = 50,
-                      snapshot_steps: Sequence[int] = (), warmup: int = 40, factor: float = 0.1,
-                      config=None, on_eval=None) -> TranslationRun:
-    """Train the chapter's Transformer on :class:`TranslationTask` and evaluate it.
+def train_translation(*, recipe: Recipe | None = None, seed: int = 0, device=None,
+                      held_out: int = 1000, progress: bool = True,
+                      desc: str = "traduciendo") -> TranslationRun:
+    """Train the chapter's Transformer (:func:`setup`) on :class:`TranslationTask`.
 
-    The held-out set (``held_out`` sentences, drawn first) is never used for
-    training. Adam with the Noam schedule (:func:`dldna.training.noam_optimizer`),
-    label smoothing 0.1, fresh batches at every step. Every ``eval_every``
-    steps (and at the end) the held-out accuracy is measured with greedy
-    decoding; ``on_eval(step, seconds, loss, accuracy)`` is called then.
-    Deterministic on the CPU for a given ``seed``.
+    The ``held_out`` test sentences are drawn first and never used for
+    training; training is :func:`dldna.tasks.train` with ``recipe`` (default:
+    the chapter's, :func:`setup`); the model is built after seeding with
+    ``seed``, so a run is deterministic on a CPU.
     """
-    from dldna import runtime
-    from dldna.tasks.base import exact_match, greedy_decoder
-    from dldna.training import noam_optimizer, train_steps
-    from dldna.transformer import Transformer
-
-    device = runtime.get_device(device) if not isinstance(device, torch.device) else device
-    steps = runtime.size_for_device(cpu=300, gpu=1500, device=device) if steps is None else steps
-    batch_size = runtime.size_for_device(cpu=64, gpu=256, device=device) if batch_size is None else batch_size
+    held_out = checks.positive_int(held_out, "held_out (frases de prueba)")
     task = TranslationTask()
+    config, default = setup(task)
+    recipe = default if recipe is None else recipe
     test = task.test_set(held_out)
     runtime.seed_everything(seed)
-    model = Transformer(config if config is not None else model_config(task, device)).to(device)
-    optimizer, scheduler = noam_optimizer(model.parameters(), model.config.d_model, warmup, factor)
-    rng = random.Random(seed)
-    decode = greedy_decoder(model, task.max_target_len)
-    curve: list[tuple[int, float, float]] = []
-    snapshots: dict[int, dict] = {}
-    wanted = set(snapshot_steps)
-    start = time.perf_counter()
-
-    def evaluate(step: int, loss: float) -> None:
-        acc = exact_match(task, decode, test, device=device).accuracy
-        model.train()
-        seconds = time.perf_counter() - start
-        curve.append((step, seconds, acc))
-        if on_eval is not None:
-            on_eval(step, seconds, loss, acc)
-
-    def after(step: int, loss: float) -> None:
-        done = step + 1
-        if done in wanted:
-            snapshots[done] = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        if done % eval_every == 0 or done == steps:
-            evaluate(done, loss)
-
-    history = train_steps(model, lambda _: task.batch(batch_size, rng).to(device), optimizer,
-                          steps=steps, loss_fn=translation_loss, scheduler=scheduler, on_step=after)
-    model.eval()
-    return TranslationRun(model, task, test, history, curve, snapshots,
-                          time.perf_counter() - start, device)
+    model = Transformer(config)
+    result = train(model, task, recipe, device=device, seed=seed, progress=progress, desc=desc)
+    score = exact_match(task, greedy_decoder(model, task.max_target_len), test,
+                        device=result.device)
+    return TranslationRun(model, task, test, result, score.accuracy)
 
 
 # ---------------------------------------------------------------------------
@@ -578,18 +553,6 @@ class AttentionRecord:
     decoder: torch.Tensor
     cross: torch.Tensor
 
-    def explorer_maps(self) -> dict:
-        """The three kinds for :func:`dldna.widgets.model_attention_explorer`."""
-        from dldna.widgets import AttentionMaps
-
-        n = len(self.in_tokens)
-        return {
-            "cross": AttentionMaps(self.cross, [f"→{t}" for t in self.out_tokens], self.src_tokens),
-            "encoder": AttentionMaps(self.encoder, self.src_tokens),
-            "decoder": AttentionMaps(self.decoder, self.in_tokens,
-                                     mask=torch.ones(n, n, dtype=torch.bool).tril()),
-        }
-
 
 def attention_record(model, task: TranslationTask, spanish: str | Sequence[str],
                      english: str | Sequence[str] | None = None) -> AttentionRecord:
@@ -598,9 +561,6 @@ def attention_record(model, task: TranslationTask, spanish: str | Sequence[str],
     Without ``english`` the model's own greedy translation is used; with it,
     that translation is fed to the decoder (teacher forcing).
     """
-    from dldna.decoding import greedy_decode
-    from dldna.tasks.base import BOS_ID, EOS_ID, strip_output
-
     src_tok, tgt_tok = task.src_tokenizer, task.tgt_tokenizer
     device = next(model.parameters()).device
     src = torch.tensor([src_tok.encode(spanish)], device=device)
@@ -629,8 +589,6 @@ def alignment_accuracy(model, task: TranslationTask, examples: Sequence[Example]
     with that word (:meth:`Sentence.alignment`). Returns the hit rate of each
     head, ``(layers, heads)``.
     """
-    from dldna.tasks.base import make_batch
-
     device = next(model.parameters()).device
     batch = make_batch([task.encode(ex) for ex in examples]).to(device)
     training = model.training
@@ -657,9 +615,9 @@ def alignment_accuracy(model, task: TranslationTask, examples: Sequence[Example]
 # ---------------------------------------------------------------------------
 
 
-def benchmark(device=None) -> BenchResult:
-    """Train the chapter's translation model and measure held-out sentence accuracy."""
-    run = train_translation(device=device)
-    return BenchResult(task="traducción es→en", device=str(run.device), steps=run.steps,
-                       wall_s=run.seconds, accuracy=run.accuracy,
-                       note=f"exactitud de frase, {run.held_out} frases nunca vistas (voraz)")
+def benchmark(device=None, quick: bool = False) -> BenchResult:
+    """Row of ``make bench``: the chapter's recipe, greedy exact match on 1,000 unseen sentences."""
+    task = TranslationTask()
+    config, recipe = setup(task)
+    return benchmark_task(task, config, recipe, device=device, quick=quick, claim=0.99,
+                          note="exactitud de frase (voraz)")

@@ -1,0 +1,443 @@
+"""Language models from the book's own pieces: GPT-style, BERT-style, and their measures.
+
+One implementation, :class:`LanguageModel`: token embeddings, the
+:class:`dldna.transformer.Encoder` stack and an output layer tied to the
+embeddings. With ``causal=True`` every position sees only itself and the
+positions before it (the causal mask of chapter 4): a **decoder-only** model
+(GPT) that predicts the next token. With ``causal=False`` every position sees
+the whole sentence: an **encoder-only** model (BERT) that predicts hidden
+(masked) tokens. The stacks are the same; only the mask and the objective
+change.
+
+Objectives
+    :func:`causal_lm_loss` (next token, teacher forcing) and
+    :func:`masked_lm_loss` on the inputs of :func:`mask_tokens` (BERT's
+    80/10/10 rule).
+
+Measures
+    :func:`perplexity` of a causal model, against :class:`BigramModel`
+    and :func:`uniform_perplexity`; :func:`next_word_probs`;
+    :func:`contextual_vectors` and :func:`sense_similarities` (the two senses
+    of *banco*); :class:`SequenceClassifier` with :func:`accuracy`
+    (the ``[CLS]`` vector).
+
+Batches
+    :func:`encode_sentences` pads sentences (BOS + words + EOS) into a
+    ``LongTensor``; :func:`sentence_batches` and :func:`masked_batches` give
+    the ``batches(step)`` functions of :func:`dldna.training.fit`;
+    :func:`prompt_step` turns a causal model and a prompt into the step
+    function of :mod:`dldna.decoding`.
+
+Shapes follow ``torch.nn``: ids ``(batch, seq)`` → logits
+``(batch, seq, vocab)``; boolean masks, ``True`` = may attend.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from dldna import checks, masking
+from dldna.tasks.base import BOS_ID, PAD_ID, Tokenizer, pad_batch
+from dldna.transformer import Encoder, InputEmbedding
+
+__all__ = [
+    "IGNORE",
+    "LanguageModel",
+    "SequenceClassifier",
+    "causal_lm_loss",
+    "mask_tokens",
+    "masked_lm_loss",
+    "classification_loss",
+    "SENTINELS",
+    "span_corrupt",
+    "span_restore",
+    "encode_sentences",
+    "sentence_batches",
+    "masked_batches",
+    "perplexity",
+    "BigramModel",
+    "uniform_perplexity",
+    "next_word_probs",
+    "prompt_step",
+    "contextual_vectors",
+    "sense_similarities",
+    "accuracy",
+]
+
+#: Label of the positions that the loss ignores (PyTorch's ``cross_entropy`` default).
+IGNORE = -100
+
+
+class LanguageModel(nn.Module):
+    """Encoder stack + output layer: a GPT-style (``causal=True``) or BERT-style model.
+
+    Args:
+        vocab: vocabulary size (PAD is ``0``, as in :mod:`dldna.tasks`).
+        d_model, n_heads, n_layers, d_ff, dropout: as in
+            :class:`dldna.transformer.TransformerConfig`.
+        max_len: the longest sequence; positions are learned (as in GPT and BERT).
+        causal: mask the future (next-token prediction) or not (masked tokens).
+
+    The output layer reuses the token embedding matrix (tied weights, as in
+    GPT-2 and BERT). ``[CLS]`` is the BOS token at position 0.
+
+    Shapes: ids ``(batch, seq)`` → logits ``(batch, seq, vocab)``.
+    """
+
+    def __init__(self, vocab: int, *, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
+                 d_ff: int = 128, dropout: float = 0.0, max_len: int = 32, causal: bool = True):
+        super().__init__()
+        checks.positive_int(vocab, "vocab", minimum=4)
+        if not isinstance(causal, bool):
+            raise TypeError(f"causal debe ser True o False; se recibió {causal!r}.")
+        self.vocab, self.causal = vocab, causal
+        self.embed = InputEmbedding(vocab, d_model, max_len=max_len, positional="learned",
+                                    dropout=dropout, pad_id=PAD_ID)
+        self.encoder = Encoder(d_model, n_heads, n_layers, d_ff, dropout)
+        self.head = nn.Linear(d_model, vocab)
+        self.head.weight = self.embed.token.weight
+
+    def mask(self, ids: Tensor) -> Tensor:
+        """``(batch, 1, seq, seq)``: padding never attended; with ``causal``, nor the future."""
+        pad = masking.padding_mask(token_ids=ids, pad_id=PAD_ID)
+        if not self.causal:
+            return pad
+        return masking.combine(pad, masking.causal_mask(ids.shape[1], device=ids.device))
+
+    def hidden(self, ids: Tensor) -> Tensor:
+        """The contextual vectors ``(batch, seq, d_model)`` (output of the last layer)."""
+        ids = checks.ids(ids, "ids", vocab_size=self.vocab, like=self, ndim=2)
+        return self.encoder(self.embed(ids), self.mask(ids))
+
+    def forward(self, ids: Tensor) -> Tensor:
+        return self.head(self.hidden(ids))
+
+    def attention_maps(self) -> list[Tensor]:
+        """Weights of the last call, one ``(batch, heads, seq, seq)`` per layer."""
+        return self.encoder.attention_maps()
+
+
+class SequenceClassifier(nn.Module):
+    """A sentence classifier on top of a language model.
+
+    ``body`` is a :class:`LanguageModel` (pre-trained or fresh); a linear
+    layer maps one vector per sentence to ``n_classes`` logits. ``pooling``
+    chooses that vector: ``"cls"``, the vector of ``[CLS]`` (position 0, as in
+    BERT), or ``"last"``, the vector of the last real token (EOS, as in GPT:
+    in a causal model only the last position has seen the whole sentence).
+
+    Shapes: ids ``(batch, seq)`` → logits ``(batch, n_classes)``.
+    """
+
+    def __init__(self, body: LanguageModel, n_classes: int, pooling: str = "cls"):
+        super().__init__()
+        if not isinstance(body, LanguageModel):
+            raise TypeError(f"body debe ser un LanguageModel; se recibió {type(body).__name__}.")
+        checks.positive_int(n_classes, "n_classes", minimum=2)
+        self.pooling = checks.one_of(pooling, "pooling", ("cls", "last"))
+        self.body = body
+        self.classify = nn.Linear(body.encoder.d_model, n_classes)
+
+    def forward(self, ids: Tensor) -> Tensor:
+        hidden = self.body.hidden(ids)
+        if self.pooling == "cls":
+            return self.classify(hidden[:, 0])
+        last = (ids != PAD_ID).sum(1) - 1
+        return self.classify(hidden[torch.arange(len(ids), device=ids.device), last])
+
+
+# ---------------------------------------------------------------------------
+# Batches
+# ---------------------------------------------------------------------------
+
+
+def encode_sentences(tok: Tokenizer, sentences: Sequence) -> Tensor:
+    """BOS + words + EOS for each sentence (a text, a list of words or an object
+    with ``.words``), padded with PAD: ``LongTensor (n, longest + 2)``."""
+    if not len(sentences):
+        raise ValueError("Hace falta al menos una frase.")
+    return pad_batch([tok.encode(getattr(s, "words", s), bos=True, eos=True) for s in sentences])
+
+
+def _rows(n: int, batch_size: int, seed: int, step: int) -> Tensor:
+    generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
+    return torch.randint(n, (batch_size,), generator=generator)
+
+
+def sentence_batches(ids: Tensor, batch_size: int, seed: int = 0) -> Callable[[int], Tensor]:
+    """``batches(step)`` for :func:`dldna.training.fit`: ``batch_size`` rows of
+    ``ids`` drawn at random (the same for the same seed and step), trimmed
+    of columns that are only padding."""
+    checks.positive_int(batch_size, "batch_size")
+
+    def batch(step: int) -> Tensor:
+        rows = ids[_rows(len(ids), batch_size, seed, step)]
+        return rows[:, : int((rows != PAD_ID).sum(1).max())]
+
+    return batch
+
+
+def mask_tokens(ids: Tensor, mask_id: int, first_word: int, vocab: int, *, prob: float = 0.15,
+                generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+    """BERT's corruption: choose ``prob`` of the words; of those, 80 % become
+    ``mask_id``, 10 % a random word, 10 % stay as they are.
+
+    Only words (ids ``>= first_word``) are chosen, never PAD, BOS, EOS or the
+    mask itself; every sentence gets at least one (with sentences of a few
+    words, 15 % would often choose none).
+
+    Returns ``(inputs, labels)``, both ``(batch, seq)``: ``labels`` holds the
+    original id at the chosen positions and :data:`IGNORE` elsewhere.
+    """
+    checks.probability(prob, "prob", allow_zero=False)
+    is_word = ids >= first_word
+    if not bool(is_word.any(1).all()):
+        raise ValueError("Cada frase necesita al menos una palabra que se pueda enmascarar.")
+    u = torch.rand(ids.shape, generator=generator)
+    chosen = is_word & (u < prob)
+    # The word with the lowest draw is chosen when none was.
+    lowest = torch.where(is_word, u, torch.full_like(u, 2.0)).argmin(1)
+    chosen[torch.arange(len(ids)), lowest] |= ~chosen.any(1)
+    labels = torch.where(chosen, ids, torch.full_like(ids, IGNORE))
+    action = torch.rand(ids.shape, generator=generator)
+    random_words = torch.randint(first_word, vocab, ids.shape, generator=generator)
+    inputs = ids.clone()
+    inputs[chosen & (action < 0.8)] = mask_id
+    swap = chosen & (action >= 0.8) & (action < 0.9)
+    inputs[swap] = random_words[swap]
+    return inputs, labels
+
+
+def masked_batches(ids: Tensor, batch_size: int, mask_id: int, first_word: int, vocab: int, *,
+                   prob: float = 0.15, seed: int = 0) -> Callable[[int], tuple[Tensor, Tensor]]:
+    """``batches(step)`` of ``(inputs, labels)`` from :func:`mask_tokens`: a new
+    corruption of new rows at every step (BERT's *dynamic* masking)."""
+    rows = sentence_batches(ids, batch_size, seed)
+
+    def batch(step: int) -> tuple[Tensor, Tensor]:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + step + 7)
+        return mask_tokens(rows(step), mask_id, first_word, vocab, prob=prob, generator=generator)
+
+    return batch
+
+
+#: The sentinels of :func:`span_corrupt`, one per removed span, in order.
+SENTINELS = tuple(f"<X{i}>" for i in range(10))
+
+
+def span_corrupt(words: Sequence[str], rng, *, rate: float = 0.15,
+                 mean_span: int = 3) -> tuple[list[str], list[str]]:
+    """T5's span corruption of one sentence (a list of words).
+
+    About ``rate`` of the words, in spans of about ``mean_span`` words
+    (at least one span), are removed; each span is replaced in the input by
+    the next sentinel of :data:`SENTINELS`, and the output lists each
+    sentinel followed by the words it replaced, then a last sentinel.
+    ``rng`` is a ``random.Random``. :func:`span_restore` undoes it.
+    """
+    words = list(words)
+    if not words:
+        raise ValueError("La frase no tiene palabras que corromper.")
+    checks.probability(rate, "rate", allow_zero=False, allow_one=False)
+    checks.positive_int(mean_span, "mean_span")
+    n_spans = max(1, min(round(len(words) * rate / mean_span), len(SENTINELS) - 1, len(words) // 2))
+    length = max(1, round(len(words) * rate / n_spans))
+    starts: list[int] = []
+    for start in rng.sample(range(len(words)), len(words)):
+        if all(abs(start - other) > length for other in starts):
+            starts.append(start)
+        if len(starts) == n_spans:
+            break
+    inputs, targets = [], []
+    position, spans = 0, sorted(starts)
+    for i, start in enumerate(spans):
+        inputs += words[position:start] + [SENTINELS[i]]
+        targets += [SENTINELS[i]] + words[start:start + length]
+        position = start + length
+    inputs += words[position:]
+    targets.append(SENTINELS[len(spans)])
+    return inputs, targets
+
+
+def span_restore(inputs: Sequence[str], targets: Sequence[str]) -> list[str]:
+    """The original sentence from the two halves of :func:`span_corrupt`."""
+    spans: dict[str, list[str]] = {}
+    current = None
+    for word in targets:
+        if word in SENTINELS:
+            current = word
+            spans[word] = []
+        elif current is not None:
+            spans[current].append(word)
+    out: list[str] = []
+    for word in inputs:
+        out += spans.get(word, [word]) if word in SENTINELS else [word]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Losses (loss_fn(model, batch) for dldna.training.fit)
+# ---------------------------------------------------------------------------
+
+
+def causal_lm_loss(model: nn.Module, ids: Tensor) -> Tensor:
+    """Mean cross-entropy of predicting ``ids[:, 1:]`` from ``ids[:, :-1]`` (PAD ignored)."""
+    logits = model(ids[:, :-1])
+    return F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten(), ignore_index=PAD_ID)
+
+
+def masked_lm_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tensor:
+    """Mean cross-entropy on the chosen positions of :func:`mask_tokens` only."""
+    inputs, labels = batch
+    logits = model(inputs)
+    return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
+
+
+def classification_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tensor:
+    """Cross-entropy of a :class:`SequenceClassifier` on ``(ids, labels)``."""
+    ids, labels = batch
+    return F.cross_entropy(model(ids), labels)
+
+
+# ---------------------------------------------------------------------------
+# Measures
+# ---------------------------------------------------------------------------
+
+
+def _target_log_probs(log_probs: Tensor, ids: Tensor) -> Tensor:
+    """Log-probabilities ``(n,)`` of every real next token of ``ids``."""
+    target = ids[:, 1:]
+    picked = log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+    return picked[target != PAD_ID]
+
+
+@torch.no_grad()
+def perplexity(model: nn.Module, ids: Tensor) -> float:
+    """``exp`` of the mean negative log-likelihood of every next token of
+    ``ids`` (after BOS, EOS included, PAD excluded) under a causal model."""
+    was_training = model.training
+    model.eval()
+    try:
+        device = next(model.parameters()).device
+        ids = ids.to(device)
+        log_probs = torch.log_softmax(model(ids[:, :-1]).float(), -1)
+    finally:
+        model.train(was_training)
+    return math.exp(-float(_target_log_probs(log_probs, ids).mean()))
+
+
+class BigramModel:
+    """The next token depends only on the previous one: ``P(b | a)`` counted on
+    training sentences, with add-``alpha`` smoothing over the tokens a
+    sentence can continue with (every id except PAD and BOS).
+
+    The baseline every language model must beat: it knows which words follow
+    which, but nothing further back.
+    """
+
+    def __init__(self, ids: Tensor, vocab: int, alpha: float = 0.1):
+        checks.positive_number(alpha, "alpha")
+        counts = torch.zeros(vocab, vocab, dtype=torch.float64)
+        prev, nxt = ids[:, :-1].flatten(), ids[:, 1:].flatten()
+        real = nxt != PAD_ID
+        counts.index_put_((prev[real], nxt[real]), torch.ones(int(real.sum()), dtype=torch.float64),
+                          accumulate=True)
+        allowed = torch.ones(vocab, dtype=torch.bool)
+        allowed[[PAD_ID, BOS_ID]] = False
+        smoothed = (counts + alpha) * allowed
+        self.probs = smoothed / smoothed.sum(1, keepdim=True)
+
+    def log_probs(self, ids: Tensor) -> Tensor:
+        """``(batch, seq, vocab)`` log-probabilities of the next token at each position."""
+        return self.probs[ids.cpu()].log()
+
+    def perplexity(self, ids: Tensor) -> float:
+        """Like :func:`perplexity`, for the bigram model."""
+        ids = ids.cpu()
+        return math.exp(-float(_target_log_probs(self.log_probs(ids[:, :-1]), ids).mean()))
+
+
+def uniform_perplexity(vocab: int) -> float:
+    """The perplexity of a model that spreads its probability equally over the
+    ``vocab - 2`` tokens that can follow (all but PAD and BOS): ``vocab - 2``."""
+    return float(checks.positive_int(vocab, "vocab", minimum=3) - 2)
+
+
+def _device(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.no_grad()
+def next_word_probs(model: LanguageModel, tok: Tokenizer, prompt: str | Sequence[str],
+                    k: int = 5) -> list[tuple[str, float]]:
+    """The ``k`` most likely next tokens after ``prompt`` (BOS is prepended),
+    with their probabilities, most likely first."""
+    checks.positive_int(k, "k")
+    model.eval()
+    ids = torch.tensor([tok.encode(prompt, bos=True)], device=_device(model))
+    probs = torch.softmax(model(ids)[0, -1].float(), -1)
+    top = probs.topk(min(k, len(probs)))
+    return [(tok.id_to_token(int(i)), float(p)) for p, i in zip(top.values, top.indices, strict=True)]
+
+
+def prompt_step(model: LanguageModel, prompt: Tensor) -> Callable[[Tensor, Tensor], Tensor]:
+    """A step function for :mod:`dldna.decoding`: continue ``prompt`` ``(B, P)``
+    (ids starting with BOS, the same length for every row).
+
+    The decoders start each row with BOS; the step function puts the row's
+    prompt in its place, so that ``greedy_decode(step, B, max_len, BOS_ID,
+    EOS_ID)`` returns the continuation of each prompt.
+    """
+    if not isinstance(prompt, Tensor) or prompt.dim() != 2:
+        raise ValueError("prompt debe ser un tensor de ids de forma (lote, longitud).")
+
+    def step(prefix: Tensor, rows: Tensor) -> Tensor:
+        return model(torch.cat([prompt[rows], prefix[:, 1:]], dim=1))[:, -1]
+
+    return step
+
+
+@torch.no_grad()
+def contextual_vectors(model: LanguageModel, tok: Tokenizer, sentences: Sequence,
+                       word: str) -> Tensor:
+    """The vector of the first ``word`` of each sentence, from the model's last
+    layer: ``(n, d_model)``. Raises ``ValueError`` if a sentence lacks it."""
+    model.eval()
+    ids = encode_sentences(tok, sentences).to(_device(model))
+    target = tok.token_to_id(word)
+    has = (ids == target).any(1)
+    if not bool(has.all()):
+        raise ValueError(f"La palabra {word!r} no está en todas las frases.")
+    positions = (ids == target).int().argmax(1)
+    return model.hidden(ids)[torch.arange(len(ids)), positions].float().cpu()
+
+
+def sense_similarities(a: Tensor, b: Tensor) -> dict[str, float]:
+    """Mean cosine between vectors of one group (``"a-a"``, ``"b-b"``, pairs of
+    different rows) and across groups (``"a-b"``)."""
+    a, b = F.normalize(a.float(), dim=-1), F.normalize(b.float(), dim=-1)
+
+    def within(x: Tensor) -> float:
+        sims = x @ x.T
+        n = len(x)
+        return float((sims.sum() - sims.diagonal().sum()) / (n * (n - 1)))
+
+    return {"a-a": within(a), "b-b": within(b), "a-b": float((a @ b.T).mean())}
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, ids: Tensor, labels: Tensor) -> float:
+    """Fraction of ``ids`` rows whose predicted class equals ``labels``."""
+    was_training = model.training
+    model.eval()
+    try:
+        device = _device(model)
+        predicted = model(ids.to(device)).argmax(-1).cpu()
+    finally:
+        model.train(was_training)
+    return float((predicted == labels.cpu()).float().mean())

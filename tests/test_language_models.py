@@ -1,0 +1,272 @@
+"""Tests of dldna.language_models: causal and masked models, their objectives and measures.
+
+The trained-model claims of chapter 9 are checked here with the chapter's own
+recipe: perplexity below the bigram and uniform baselines on held-out
+sentences, and contextual vectors of *banco* that separate its two senses
+far more than an untrained model's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from dldna import corpus, decoding, runtime, training
+from dldna import language_models as lm
+from dldna.tasks import BOS_ID, EOS_ID, PAD_ID
+
+TOK = corpus.tokenizer()
+V = len(TOK)
+MASK_ID = TOK.token_to_id(corpus.MASK)
+RECIPE = training.Recipe(steps=400, batch_size=64, lr=3e-3, warmup=30)
+
+
+@pytest.fixture(scope="module")
+def data():
+    train = corpus.generate(2000, seed=0)
+    held = corpus.split_held_out(train, corpus.generate(1000, seed=1))
+    return lm.encode_sentences(TOK, train), lm.encode_sentences(TOK, held)
+
+
+@pytest.fixture(scope="module")
+def gpt(data):
+    runtime.seed_everything(0)
+    model = lm.LanguageModel(V, causal=True)
+    training.fit(model, lm.sentence_batches(data[0], 64, seed=0), lm.causal_lm_loss, RECIPE,
+                 device="cpu", progress=False)
+    return model
+
+
+@pytest.fixture(scope="module")
+def bert(data):
+    runtime.seed_everything(0)
+    model = lm.LanguageModel(V, causal=False)
+    batches = lm.masked_batches(data[0], 64, MASK_ID, MASK_ID + 1, V, seed=0)
+    training.fit(model, batches, lm.masked_lm_loss, RECIPE, device="cpu", progress=False)
+    return model
+
+
+# ------------------------------------------------------------------ the model
+
+
+def test_causal_model_does_not_see_the_future():
+    runtime.seed_everything(0)
+    model = lm.LanguageModel(V, causal=True).eval()
+    ids = lm.encode_sentences(TOK, ["ana va al cine a ver una película"])
+    other = ids.clone()
+    other[0, 5] = TOK.token_to_id("banco")
+    a, b = model(ids), model(other)
+    assert torch.allclose(a[0, :5], b[0, :5])
+    assert not torch.allclose(a[0, 5], b[0, 5])
+
+
+def test_bidirectional_model_sees_the_future():
+    runtime.seed_everything(0)
+    model = lm.LanguageModel(V, causal=False).eval()
+    ids = lm.encode_sentences(TOK, ["ana va al cine a ver una película"])
+    other = ids.clone()
+    other[0, 5] = TOK.token_to_id("banco")
+    assert not torch.allclose(model(ids)[0, :5], model(other)[0, :5])
+
+
+def test_padding_does_not_change_the_real_positions():
+    runtime.seed_everything(0)
+    for causal in (True, False):
+        model = lm.LanguageModel(V, causal=causal).eval()
+        short = lm.encode_sentences(TOK, ["ana come pan en casa"])
+        padded = torch.cat([short, torch.full((1, 3), PAD_ID)], dim=1)
+        n = short.shape[1]
+        assert torch.allclose(model(short), model(padded)[:, :n], atol=1e-5)
+
+
+def test_output_layer_is_tied_to_the_embeddings():
+    model = lm.LanguageModel(V)
+    assert model.head.weight is model.embed.token.weight
+
+
+def test_bad_ids_give_spanish_errors():
+    model = lm.LanguageModel(V)
+    with pytest.raises(ValueError, match="fuera del vocabulario"):
+        model(torch.tensor([[1, V + 5]]))
+    with pytest.raises(ValueError):
+        model(torch.tensor([1, 4, 5]))
+    with pytest.raises(TypeError):
+        lm.LanguageModel(V, causal="sí")
+
+
+# ------------------------------------------------------------------- masking
+
+
+def test_mask_tokens_follows_the_80_10_10_rule():
+    ids = lm.encode_sentences(TOK, corpus.generate(4000, seed=0))
+    inputs, labels = lm.mask_tokens(ids, MASK_ID, MASK_ID + 1, V,
+                                    generator=torch.Generator().manual_seed(0))
+    chosen = labels != lm.IGNORE
+    words = ids > MASK_ID
+    assert not chosen[~words].any()  # never PAD, BOS, EOS
+    assert chosen.any(1).all()  # at least one per sentence
+    assert 0.15 <= float(chosen.sum() / words.sum()) < 0.25
+    assert torch.equal(labels[chosen], ids[chosen])
+    masked = float((inputs[chosen] == MASK_ID).float().mean())
+    kept = float((inputs[chosen] == ids[chosen]).float().mean())
+    assert abs(masked - 0.8) < 0.02
+    assert 0.09 < kept < 0.13  # 10 % kept, plus random words that hit the original
+    assert torch.equal(inputs[~chosen], ids[~chosen])
+
+
+def test_masked_batches_are_reproducible_and_change_with_the_step(data):
+    a = lm.masked_batches(data[0], 16, MASK_ID, MASK_ID + 1, V, seed=3)
+    b = lm.masked_batches(data[0], 16, MASK_ID, MASK_ID + 1, V, seed=3)
+    assert all(torch.equal(x, y) for x, y in zip(a(5), b(5), strict=True))
+    assert not torch.equal(a(5)[0], a(6)[0])
+
+
+# ------------------------------------------------------------------ measures
+
+
+def test_bigram_model_is_a_distribution_and_beats_uniform(data):
+    bigram = lm.BigramModel(data[0], V)
+    assert torch.allclose(bigram.probs.sum(1), torch.ones(V, dtype=torch.float64))
+    assert (bigram.probs[:, [PAD_ID, BOS_ID]] == 0).all()
+    assert bigram.perplexity(data[1]) < lm.uniform_perplexity(V)
+
+
+def test_perplexity_of_a_uniform_model_is_its_number_of_choices():
+    class Uniform(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, ids):
+            return torch.zeros(*ids.shape, 10) + self.w
+
+    ids = torch.tensor([[1, 4, 5, 2, 0], [1, 6, 2, 0, 0]])
+    assert math.isclose(lm.perplexity(Uniform(), ids), 10.0, rel_tol=1e-6)
+
+
+def test_gpt_beats_the_bigram_and_uniform_baselines(gpt, data):
+    bigram = lm.BigramModel(data[0], V).perplexity(data[1])
+    ppl = lm.perplexity(gpt, data[1])
+    assert ppl < 0.85 * bigram < lm.uniform_perplexity(V)
+
+
+def test_gpt_uses_the_place_several_words_back(gpt):
+    cine = lm.next_word_probs(gpt, TOK, "ana va al cine a ver una nueva", k=1)[0]
+    teatro = lm.next_word_probs(gpt, TOK, "ana va al teatro a ver una nueva", k=1)[0]
+    assert cine[0] == "película" and cine[1] > 0.8
+    assert teatro[0] == "obra" and teatro[1] > 0.8
+
+
+def test_prompt_step_drives_the_decoders(gpt):
+    prompt = torch.tensor([TOK.encode("ana va al cine a ver una nueva", bos=True)])
+    step = lm.prompt_step(gpt, prompt)
+    greedy = decoding.greedy_decode(step, prompt, max_len=5, bos_id=BOS_ID, eos_id=EOS_ID)
+    assert TOK.decode(greedy[0])[0] == "película"
+    beam = decoding.beam_search(step, prompt, beam_width=3, max_len=5, bos_id=BOS_ID, eos_id=EOS_ID)
+    assert TOK.decode(beam.tokens[0])[0] == "película"
+
+
+def test_bert_fills_in_from_the_right(bert):
+    ids = torch.tensor([TOK.encode(f"ana va al {corpus.MASK} a ver una nueva obra", bos=True, eos=True)])
+    with torch.no_grad():
+        guess = TOK.id_to_token(int(bert(ids)[0, 4].argmax()))
+    assert guess == "teatro"
+
+
+@pytest.mark.parametrize("name", ["bert", "gpt"])
+def test_contextual_vectors_separate_the_senses_of_banco(name, request):
+    model = request.getfixturevalue(name)
+    money = corpus.with_word_at(corpus.generate(600, seed=5, kinds=("dinero",)), "banco", 4)[:40]
+    seat = corpus.with_word_at(corpus.generate(600, seed=6, kinds=("asiento",)), "banco", 4)[:40]
+
+    def gap(m):
+        s = lm.sense_similarities(lm.contextual_vectors(m, TOK, money, "banco"),
+                                  lm.contextual_vectors(m, TOK, seat, "banco"))
+        return (s["a-a"] + s["b-b"]) / 2 - s["a-b"]
+
+    untrained = []
+    for seed in range(3):
+        runtime.seed_everything(seed)
+        untrained.append(gap(lm.LanguageModel(V, causal=False)))
+    assert gap(model) > 3 * max(untrained)
+
+
+def test_sense_similarities_on_known_vectors():
+    a = torch.tensor([[1.0, 0.0], [2.0, 0.0]])
+    b = torch.tensor([[0.0, 1.0], [0.0, 3.0]])
+    s = lm.sense_similarities(a, b)
+    assert s == pytest.approx({"a-a": 1.0, "b-b": 1.0, "a-b": 0.0})
+
+
+def test_contextual_vectors_need_the_word():
+    with pytest.raises(ValueError, match="banco"):
+        lm.contextual_vectors(lm.LanguageModel(V), TOK, ["ana come pan en casa"], "banco")
+
+
+# ------------------------------------------------------------ classification
+
+
+@pytest.mark.parametrize("pooling", ["cls", "last"])
+def test_classifier_learns_a_few_labels(pooling):
+    few = corpus.generate(4, seed=1, kinds=("dinero",)) + corpus.generate(4, seed=2, kinds=("asiento",))
+    ids = lm.encode_sentences(TOK, few)
+    labels = torch.tensor([s.kind == "dinero" for s in few]).long()
+    runtime.seed_everything(0)
+    clf = lm.SequenceClassifier(lm.LanguageModel(V, causal=pooling == "last"), 2, pooling)
+    recipe = training.Recipe(steps=60, batch_size=8, lr=3e-3, warmup=5, schedule="constant")
+    training.fit(clf, lambda step: (ids, labels), lm.classification_loss, recipe, device="cpu",
+                 progress=False)
+    assert lm.accuracy(clf, ids, labels) == 1.0
+
+
+def test_last_pooling_reads_the_last_real_token():
+    runtime.seed_everything(0)
+    clf = lm.SequenceClassifier(lm.LanguageModel(V, causal=True), 2, "last").eval()
+    short = lm.encode_sentences(TOK, ["ana come pan en casa"])
+    padded = torch.cat([short, torch.full((1, 4), PAD_ID)], dim=1)
+    assert torch.allclose(clf(short), clf(padded), atol=1e-5)
+
+
+def test_classifier_rejects_bad_arguments():
+    with pytest.raises(TypeError):
+        lm.SequenceClassifier(torch.nn.Linear(2, 2), 2)
+    with pytest.raises(ValueError):
+        lm.SequenceClassifier(lm.LanguageModel(V), 2, pooling="max")
+
+
+def test_a_first_layer_head_looks_back_at_the_place(gpt):
+    words = "ana va al cine a ver una nueva"
+    ids = torch.tensor([TOK.encode(words, bos=True)])
+    with torch.no_grad():
+        gpt(ids)
+    first = gpt.attention_maps()[0][0]  # (heads, T, T)
+    cine = 1 + words.split().index("cine")
+    uniform = 1 / ids.shape[1]
+    assert float(first[:, -1, cine].max()) > 5 * uniform
+
+
+def test_span_corruption_round_trips_and_removes_spans():
+    import random
+
+    rng = random.Random(0)
+    removed = total = 0
+    for s in corpus.generate(300, seed=4):
+        inputs, targets = lm.span_corrupt(s.words, rng)
+        assert lm.span_restore(inputs, targets) == list(s.words)
+        sentinels = [w for w in inputs if w in lm.SENTINELS]
+        assert sentinels and sentinels == list(lm.SENTINELS[:len(sentinels)])
+        assert targets[-1] == lm.SENTINELS[len(sentinels)]
+        removed += len(targets) - len(sentinels) - 1
+        total += len(s.words)
+    assert 0.08 < removed / total < 0.35
+
+
+def test_span_corruption_rejects_bad_input():
+    import random
+
+    with pytest.raises(ValueError):
+        lm.span_corrupt([], random.Random(0))
+    with pytest.raises(ValueError):
+        lm.span_corrupt(["a", "b"], random.Random(0), rate=1.5)
