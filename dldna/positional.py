@@ -47,7 +47,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from dldna import runtime
+from dldna import checks, runtime
 from dldna.attention import MultiHeadAttention, merge_heads, scaled_dot_product_attention, split_heads
 
 # ---------------------------------------------------------------------------
@@ -174,6 +174,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         return f"d_model={self.d_model}, base={self.base:g}, scale_input={self.scale_input}"
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        # Integer or NumPy input becomes float first: the table must not be truncated to integers.
+        x = checks.features(x, "x")
         _check_sequence(x, self.d_model)
         _check_int(offset, "offset", minimum=0)
         table = sinusoidal(offset + x.shape[1], self.d_model, self.base)[offset:]
@@ -436,6 +438,7 @@ class RotaryEmbedding(nn.Module):
         return f"d_k={self.d_k}, base={self.base:g}"
 
     def rotate(self, x: Tensor, offset: int = 0) -> Tensor:
+        x = checks.features(x, "x")  # an integer tensor would truncate the cosines and sines
         if not isinstance(x, Tensor) or x.dim() < 2 or x.shape[-1] != self.d_k:
             shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
             raise ValueError(
@@ -484,14 +487,18 @@ class PositionProbe(nn.Module):
     Token embedding → (absolute encoding) → ``layers`` × [Pre-LN causal
     :class:`~dldna.attention.MultiHeadAttention` (with the scheme's bias or
     rotation) + feed-forward, each with a residual] → LayerNorm → logits.
-    ``scheme`` is one of :data:`SCHEMES`; ``max_len`` is the size of the
-    learned table (``'aprendida'``, which reuses its last row past the table).
+    ``scheme`` is one of :data:`SCHEMES`; ``max_len`` is the training length:
+    the size of the learned table (``'aprendida'``, which reuses its last row
+    past the table) and, unless ``bucket_distance`` says otherwise, T5's
+    ``max_distance``, so that every distance longer than the training ones
+    falls in a bucket that training reached (the last one).
 
     Shapes: tokens ``(batch, seq)`` (long) → logits ``(batch, seq, vocab)``.
     """
 
     def __init__(self, scheme: str, vocab: int = 16, d_model: int = 32, num_heads: int = 2,
-                 layers: int = 2, max_len: int = 24, max_distance: int = 8):
+                 layers: int = 2, max_len: int = 24, max_distance: int = 8,
+                 bucket_distance: int | None = None):
         super().__init__()
         if scheme not in SCHEMES:
             raise ValueError(f"Esquema de posiciones desconocido: {scheme!r}. Los válidos son {SCHEMES}.")
@@ -507,7 +514,8 @@ class PositionProbe(nn.Module):
         if scheme == "shaw":
             self.relative = ShawRelativePosition(d_k, max_distance)
         elif scheme == "t5":
-            self.relative = T5RelativeBias(num_heads, num_buckets=16, max_distance=32, bidirectional=False)
+            self.relative = T5RelativeBias(num_heads, num_buckets=16, bidirectional=False,
+                                           max_distance=max_len if bucket_distance is None else bucket_distance)
         elif scheme == "alibi":
             self.relative = ALiBi(num_heads)
         elif scheme == "rope":

@@ -22,6 +22,7 @@ Contents:
   :func:`dldna.training.train_steps`) and :func:`accuracy`;
 * looking inside: :func:`cls_attention`, :func:`attention_rollout` (Abnar &
   Zuidema, 2020), :func:`position_similarity`, :func:`neighbour_agreement`;
+* transfer to another resolution: :func:`interpolate_positions`;
 * the cost of a patch size, :func:`patch_cost`, and Swin's windows,
   :func:`window_mask`.
 """
@@ -38,7 +39,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from dldna import runtime
+from dldna import checks, runtime
 from dldna.training import History, LabelSmoothingLoss, train_steps
 from dldna.transformer import ACTIVATIONS, Encoder, PositionalEncoding
 
@@ -60,6 +61,7 @@ __all__ = [
     "attention_rollout",
     "position_similarity",
     "neighbour_agreement",
+    "interpolate_positions",
     "patch_cost",
     "window_mask",
 ]
@@ -77,12 +79,14 @@ def _check_int(value, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def _check_images(images, name: str = "Las imágenes") -> Tensor:
-    if not isinstance(images, Tensor) or images.dim() != 4 or not images.dtype.is_floating_point:
-        got = (f"forma {tuple(images.shape)} y tipo {images.dtype}" if isinstance(images, Tensor)
-               else type(images).__name__)
+def _check_images(images, name: str = "Las imágenes", like: nn.Module | None = None) -> Tensor:
+    # NumPy arrays, float64 and integer grey levels are converted (to the module's dtype and device).
+    if isinstance(images, (Tensor, np.ndarray)):
+        images = checks.features(images, name, like=like)
+    if not isinstance(images, Tensor) or images.dim() != 4:
+        got = f"forma {tuple(images.shape)}" if isinstance(images, Tensor) else type(images).__name__
         raise ValueError(
-            f"{name} deben ser un tensor de coma flotante (batch, canales, alto, ancho); se recibió "
+            f"{name} deben ser un tensor (batch, canales, alto, ancho); se recibió "
             f"{got}. Para una sola imagen de 8×8 usa imagen.view(1, 1, 8, 8)."
         )
     return images
@@ -175,7 +179,7 @@ class PatchEmbedding(nn.Module):
         return f"kind={self.kind!r}, patch_size={self.patch_size}, d_model={self.d_model}"
 
     def forward(self, images: Tensor) -> Tensor:
-        images = _check_images(images)
+        images = _check_images(images, like=self)
         if images.shape[1] != self.in_channels:
             raise ValueError(
                 f"Las imágenes tienen {images.shape[1]} canales y la incrustación espera "
@@ -325,7 +329,7 @@ class VisionTransformer(nn.Module):
 
     def tokens(self, images: Tensor) -> Tensor:
         """The encoder's input: ``[CLS]`` + patch embeddings, plus positions: ``(B, N+1, d_model)``."""
-        images = _check_images(images)
+        images = _check_images(images, like=self)
         c = self.config
         if tuple(images.shape[1:]) != (c.in_channels, c.image_size, c.image_size):
             raise ValueError(
@@ -428,7 +432,7 @@ class TinyCNN(nn.Module):
         )
 
     def forward(self, images: Tensor) -> Tensor:
-        return self.net(_check_images(images))
+        return self.net(_check_images(images, like=self))
 
 
 class MLP(nn.Module):
@@ -446,7 +450,7 @@ class MLP(nn.Module):
         )
 
     def forward(self, images: Tensor) -> Tensor:
-        return self.net(_check_images(images))
+        return self.net(_check_images(images, like=self))
 
 
 # ---------------------------------------------------------------------------
@@ -511,8 +515,18 @@ def _warmup_cosine(total: int, warmup: float):
 @torch.no_grad()
 def accuracy(model: nn.Module, images: Tensor, labels: Tensor, batch_size: int = 512) -> float:
     """Fraction of ``images`` whose predicted class (arg max of the logits) is ``labels``."""
+    images = _check_images(images, like=model)
+    labels = checks.ids(labels, "Las etiquetas", ndim=1)
+    if len(labels) != len(images):
+        raise ValueError(
+            f"Hay {len(images)} imágenes y {len(labels)} etiquetas: hace falta exactamente una "
+            "etiqueta por imagen."
+        )
+    if len(labels) == 0:
+        raise ValueError("No hay imágenes que evaluar: la exactitud de un conjunto vacío no existe.")
+    batch_size = checks.positive_int(batch_size, "batch_size")
     model.eval()
-    device = next(model.parameters()).device
+    device = checks.device_of(model)
     hits = 0
     for k in range(0, len(labels), batch_size):
         logits = model(images[k:k + batch_size].to(device))
@@ -672,6 +686,33 @@ def neighbour_agreement(similarity: Tensor) -> float:
     rows, cols = torch.arange(g * g) // g, torch.arange(g * g) % g
     close = ((rows - rows[best]).abs() <= 1) & ((cols - cols[best]).abs() <= 1)
     return float(close.float().mean())
+
+
+def interpolate_positions(table: Tensor, grid: int, *, has_cls: bool = True,
+                          mode: str = "bicubic") -> Tensor:
+    """A position table for a larger (or smaller) patch grid, by 2-D interpolation.
+
+    What ViT does to fine-tune at a higher resolution (Dosovitskiy et al.,
+    2021, section 3.2): the patch rows of ``table`` are laid out on their
+    ``g × g`` grid, each of the ``d`` columns is resampled as an image to
+    ``grid × grid`` (``mode``: ``"bicubic"``, ``"bilinear"`` or ``"nearest"``,
+    corners aligned, so the four corner rows are kept exactly) and read back
+    row by row; the ``[CLS]`` row (row 0 when ``has_cls``) is kept as it is.
+
+    Shapes: ``(1 + g², d)`` (or ``(g², d)``) → ``(1 + grid², d)`` (or ``(grid², d)``).
+    """
+    if not isinstance(table, Tensor) or table.dim() != 2:
+        raise ValueError("La tabla de posiciones debe ser una matriz (posiciones, d_model).")
+    grid = _check_int(grid, "grid (parches por lado)")
+    if mode not in ("bicubic", "bilinear", "nearest"):
+        raise ValueError(f"mode debe ser 'bicubic', 'bilinear' o 'nearest'; se recibió {mode!r}.")
+    t = checks.features(table.detach(), "La tabla de posiciones")
+    cls, patches = (t[:1], t[1:]) if has_cls else (t[:0], t)
+    g = _grid_side(patches.shape[0])
+    image = patches.T.reshape(1, -1, g, g)  # (1, d, g, g): one channel per column of the table
+    corners = {} if mode == "nearest" else {"align_corners": True}
+    resized = F.interpolate(image, size=(grid, grid), mode=mode, **corners)
+    return torch.cat([cls, resized.reshape(-1, grid * grid).T], dim=0)
 
 
 # ---------------------------------------------------------------------------

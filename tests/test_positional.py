@@ -324,3 +324,25 @@ def test_explorer_shows_all_three_kinds():
     assert getattr(explorer, "error", None) is None
     html = explorer._repr_mimebundle_()["text/html"]
     assert "RoPE" in html and "ALiBi" in html
+
+
+def test_probe_t5_buckets_default_to_the_training_length():
+    """With max_distance = training length, every longer distance falls in a bucket training reached."""
+    probe = P.PositionProbe("t5", max_len=24)
+    assert probe.relative.max_distance == 24
+    seen = set(P.t5_buckets(P.relative_distances(24), 16, 24, bidirectional=False).unique().tolist())
+    longer = set(P.t5_buckets(P.relative_distances(96), 16, 24, bidirectional=False).unique().tolist())
+    assert longer <= seen
+    # The old setting (max_distance 32) leaves buckets that only longer sequences reach.
+    seen32 = set(P.t5_buckets(P.relative_distances(24), 16, 32, bidirectional=False).unique().tolist())
+    longer32 = set(P.t5_buckets(P.relative_distances(96), 16, 32, bidirectional=False).unique().tolist())
+    assert longer32 - seen32
+    assert P.PositionProbe("t5", max_len=24, bucket_distance=32).relative.max_distance == 32
+
+
+def test_encodings_on_integer_input_are_computed_in_float():
+    x = torch.zeros(1, 6, 8, dtype=torch.long)
+    torch.testing.assert_close(P.SinusoidalPositionalEncoding(8)(x)[0], P.sinusoidal(6, 8))
+    ints = torch.ones(6, 8, dtype=torch.int32)
+    rope = P.RotaryEmbedding(8)
+    torch.testing.assert_close(rope.rotate(ints), rope.rotate(ints.float()))

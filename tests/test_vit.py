@@ -287,3 +287,48 @@ def test_patch_size_explorer_shows_spanish_errors(data):
     bad = wv.patch_size_explorer(data.x_test[:2], {3: 0.9})
     assert bad.error and "no divide" in bad.error
     assert "Traceback" not in bad.to_html()
+
+
+# --------------------------------------------------------------------------- transfer
+
+
+def test_interpolate_positions_keeps_cls_corners_and_a_linear_ramp():
+    g, d = 4, 3
+    rows, cols = torch.meshgrid(torch.arange(g), torch.arange(g), indexing="ij")
+    # Column 0 grows along the rows, column 1 along the columns: a linear ramp, which
+    # bilinear interpolation with aligned corners must reproduce exactly on the new grid.
+    patches = torch.stack([rows.flatten(), cols.flatten(), torch.zeros(g * g)], dim=1).float()
+    table = torch.cat([torch.full((1, d), 7.0), patches])
+    big = vit.interpolate_positions(table, 7, mode="bilinear")
+    assert big.shape == (1 + 49, d)
+    assert torch.equal(big[0], table[0])  # [CLS] untouched
+    new_rows, new_cols = torch.meshgrid(torch.arange(7), torch.arange(7), indexing="ij")
+    torch.testing.assert_close(big[1:, 0], new_rows.flatten() * (g - 1) / 6.0)
+    torch.testing.assert_close(big[1:, 1], new_cols.flatten() * (g - 1) / 6.0)
+    same = vit.interpolate_positions(table, g)  # bicubic to the same size is the identity
+    torch.testing.assert_close(same, table)
+    corners = [0, g - 1, g * (g - 1), g * g - 1]
+    big_corners = [0, 6, 42, 48]
+    torch.testing.assert_close(vit.interpolate_positions(table, 7)[1:][big_corners], table[1:][corners])
+
+
+def test_interpolated_table_runs_a_vit_on_larger_images():
+    runtime.seed_everything(0)
+    small = vit.VisionTransformer(vit.ViTConfig(dropout=0.0)).eval()
+    large = vit.VisionTransformer(vit.ViTConfig(image_size=16, dropout=0.0)).eval()
+    state = {k: v for k, v in small.state_dict().items() if not k.startswith("position")}
+    large.load_state_dict(state, strict=False)
+    with torch.no_grad():
+        large.position.table.copy_(vit.interpolate_positions(small.position_embeddings, 8))
+    assert large(images(2, size=16)).shape == (2, 10)
+
+
+def test_accuracy_counts_hits_and_rejects_mismatched_labels(data):
+    runtime.seed_everything(0)
+    model = vit.MLP().eval()
+    x, y = data.x_test[:20], data.y_test[:20]
+    with torch.no_grad():
+        hits = (model(x).argmax(-1) == y).float().mean().item()
+    assert vit.accuracy(model, x, y, batch_size=7) == pytest.approx(hits)
+    with pytest.raises(ValueError, match="20 imágenes y 10 etiquetas"):
+        vit.accuracy(model, x, y[:10])
