@@ -379,6 +379,32 @@ class DigitsSplit:
         return DigitsSplit(self.x_train.to(device), self.y_train.to(device),
                            self.x_test.to(device), self.y_test.to(device), self.seed)
 
+    def subset(self, n_train: int, seed: int = 0) -> DigitsSplit:
+        """The same test set with only ``n_train`` training images, drawn by class.
+
+        The draw is stratified (each digit keeps its share) and fixed by
+        ``seed``; ``n_train`` equal to the whole set returns it unchanged. For a
+        learning curve: accuracy on the same test images against the number of
+        training images.
+        """
+        from sklearn.model_selection import train_test_split
+
+        total = len(self.y_train)
+        n_train = _check_int(n_train, "n_train (imágenes de entrenamiento)")
+        classes = int(self.y_train.max()) + 1
+        if not classes <= n_train <= total:
+            raise ValueError(
+                f"n_train debe estar entre {classes} (una imagen por clase) y {total} (todas); "
+                f"se recibió {n_train}."
+            )
+        if n_train == total:
+            return self
+        keep, _ = train_test_split(np.arange(total), train_size=n_train,
+                                   stratify=self.y_train.cpu().numpy(),
+                                   random_state=_check_int(seed, "seed (semilla)", minimum=0))
+        keep = torch.as_tensor(np.sort(keep), device=self.y_train.device)
+        return DigitsSplit(self.x_train[keep], self.y_train[keep], self.x_test, self.y_test, self.seed)
+
 
 def load_digits_split(test_size: float = 0.25, seed: int = 0) -> DigitsSplit:
     """scikit-learn's bundled digits (1 797 images, no download), split 75/25 by class.
