@@ -335,6 +335,12 @@ def t5_buckets(distances: Tensor, num_buckets: int = 32, max_distance: int = 128
     else:
         n = n.clamp_min(0)
     exact = num_buckets // 2
+    if max_distance <= exact:
+        raise ValueError(
+            f"max_distance ({max_distance}) debe ser mayor que las {exact} distancias que tienen "
+            f"cubeta propia con num_buckets={num_buckets * (2 if bidirectional else 1)}: las cubetas "
+            "logarítmicas van de ahí hasta max_distance."
+        )
     log_ratio = torch.log(n.float().clamp_min(1) / exact) / math.log(max_distance / exact)
     large = exact + (log_ratio * (num_buckets - exact)).long()
     large = large.clamp_max(num_buckets - 1)
@@ -514,8 +520,9 @@ class PositionProbe(nn.Module):
         if scheme == "shaw":
             self.relative = ShawRelativePosition(d_k, max_distance)
         elif scheme == "t5":
-            self.relative = T5RelativeBias(num_heads, num_buckets=16, bidirectional=False,
-                                           max_distance=max_len if bucket_distance is None else bucket_distance)
+            # 16 causal buckets: distances 0-7 exact, so the logarithmic ones need max_distance > 8.
+            reach = max(max_len, 9) if bucket_distance is None else bucket_distance
+            self.relative = T5RelativeBias(num_heads, num_buckets=16, max_distance=reach, bidirectional=False)
         elif scheme == "alibi":
             self.relative = ALiBi(num_heads)
         elif scheme == "rope":
@@ -559,10 +566,12 @@ def train_probe(scheme: str, steps: int = 300, length: int = 24, lag: int = 3, b
                 lr: float = 3e-3, seed: int = 0, device=None, **model_kwargs) -> PositionProbe:
     """Train a :class:`PositionProbe` on :func:`lookback_batch` sequences of ``length`` tokens.
 
-    Seeded by ``seed`` (:func:`dldna.runtime.seed_everything`); returns the model in eval mode.
+    Seeded by ``seed`` (:func:`dldna.runtime.seed_everything`); trains on ``device``
+    (default: the book's device, :func:`dldna.runtime.get_device`) with the same
+    settings on every device; returns the model in eval mode.
     """
     runtime.seed_everything(seed)
-    device = torch.device("cpu") if device is None else torch.device(device)
+    device = checks.device(device)
     model = PositionProbe(scheme, max_len=length, **model_kwargs).to(device)
     vocab = model.head[-1].out_features
     gen = torch.Generator().manual_seed(seed + 1)

@@ -573,7 +573,7 @@ def fit(model: nn.Module, data: DigitsSplit, settings: FitSettings | None = None
     ``seconds`` is the wall time of the training steps only.
     """
     settings = FitSettings() if settings is None else settings
-    device = runtime.get_device() if device is None else torch.device(device)
+    device = checks.device(device)
     runtime.seed_everything(settings.seed)
     model.to(device)
     x, y = data.x_train.to(device), data.y_train.to(device)

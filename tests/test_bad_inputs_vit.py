@@ -48,6 +48,13 @@ RAISES = [
      lambda: vit.interpolate_positions(torch.zeros(17, 4), 0), ValueError, r"entero positivo"),
     ("interpolate_positions: unknown mode",
      lambda: vit.interpolate_positions(torch.zeros(17, 4), 8, mode="spline"), ValueError, r"bicubic"),
+    ("fit: an unknown device name",
+     lambda: vit.fit(_mlp(), vit.load_digits_split(), vit.FitSettings(epochs=1), device="gpu"), ValueError,
+     r"[Dd]ispositivo"),
+    ("train_probe: an unknown device name",
+     lambda: P.train_probe("rope", steps=1, device="tpu"), ValueError, r"[Dd]ispositivo"),
+    ("t5_buckets: max_distance inside the exact buckets",
+     lambda: P.t5_buckets(torch.arange(5), 16, 8, bidirectional=False), ValueError, r"max_distance \(8\)"),
     ("sinusoidal module: a string",
      lambda: P.SinusoidalPositionalEncoding(8)("hola"), TypeError, r"tensor de PyTorch"),
     ("rotary: a boolean tensor",
@@ -84,7 +91,8 @@ GIVES = [
     ("NumPy images are converted", lambda: _same_as_float32(lambda x: x.numpy())),
     ("float64 images reach the ViT", lambda: vit.VisionTransformer().eval()(_images(2, torch.float64)).dtype
      == torch.float32),
-    ("accuracy with NumPy labels", lambda: 0.0 <= vit.accuracy(_mlp(), _images(4), np.array([0, 1, 2, 3])) <= 1.0),
+    ("accuracy with NumPy labels",
+     lambda: 0.0 <= vit.accuracy(_mlp(), _images(4), np.array([0, 1, 2, 3])) <= 1.0),
     ("sinusoidal table added to an int tensor is not truncated", _sinusoidal_on_ints),
     ("rotary on an int tensor is computed in float", _rotary_on_ints),
 ]

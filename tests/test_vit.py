@@ -43,7 +43,7 @@ def test_patchify_orders_patches_row_by_row_and_round_trips():
 def test_patchify_rejects_a_patch_that_does_not_divide_the_image():
     with pytest.raises(ValueError, match="no divide"):
         vit.patchify(images(), 3)
-    with pytest.raises(ValueError, match="coma flotante"):
+    with pytest.raises(ValueError, match=r"\(batch, canales, alto, ancho\)"):
         vit.patchify(torch.zeros(8, 8), 2)
 
 
