@@ -47,7 +47,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from dldna import checks, runtime
+from dldna import checks
 from dldna.attention import MultiHeadAttention, merge_heads, scaled_dot_product_attention, split_heads
 
 # ---------------------------------------------------------------------------
@@ -560,31 +560,6 @@ class PositionProbe(nn.Module):
             x = x + out
             x = x + ff(x)
         return (self.head(x), weights) if return_weights else self.head(x)
-
-
-def train_probe(scheme: str, steps: int = 300, length: int = 24, lag: int = 3, batch: int = 64,
-                lr: float = 3e-3, seed: int = 0, device=None, **model_kwargs) -> PositionProbe:
-    """Train a :class:`PositionProbe` on :func:`lookback_batch` sequences of ``length`` tokens.
-
-    Seeded by ``seed`` (:func:`dldna.runtime.seed_everything`); trains on ``device``
-    (default: the book's device, :func:`dldna.runtime.get_device`) with the same
-    settings on every device; returns the model in eval mode.
-    """
-    runtime.seed_everything(seed)
-    device = checks.device(device)
-    model = PositionProbe(scheme, max_len=length, **model_kwargs).to(device)
-    vocab = model.head[-1].out_features
-    gen = torch.Generator().manual_seed(seed + 1)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(steps):
-        x, y = lookback_batch(batch, length, lag, vocab, generator=gen)
-        x, y = x.to(device), y.to(device)
-        loss = nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return model.eval()
 
 
 @torch.no_grad()

@@ -18,8 +18,8 @@ Contents:
 * the data: :func:`load_digits_split` (a fixed stratified split of the 1 797
   bundled digits, no download) and :class:`DigitsSplit`;
 * the baselines :class:`TinyCNN` and :class:`MLP`;
-* training: :class:`FitSettings`, :func:`fit` (built on
-  :func:`dldna.training.train_steps`) and :func:`accuracy`;
+* training: :data:`RECIPE` and :func:`fit` (the book's loop,
+  :func:`dldna.training.fit`) and :func:`accuracy`;
 * looking inside: :func:`cls_attention`, :func:`attention_rollout` (Abnar &
   Zuidema, 2020), :func:`position_similarity`, :func:`neighbour_agreement`;
 * transfer to another resolution: :func:`interpolate_positions`;
@@ -30,17 +30,17 @@ Contents:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from dldna import checks, runtime
-from dldna.training import History, LabelSmoothingLoss, train_steps
+from dldna import checks
+from dldna.training import FitResult, LabelSmoothingLoss, Recipe
+from dldna.training import fit as train
 from dldna.transformer import ACTIVATIONS, Encoder, PositionalEncoding
 
 __all__ = [
@@ -53,8 +53,7 @@ __all__ = [
     "load_digits_split",
     "TinyCNN",
     "MLP",
-    "FitSettings",
-    "FitResult",
+    "RECIPE",
     "fit",
     "accuracy",
     "cls_attention",
@@ -484,58 +483,9 @@ class MLP(nn.Module):
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class FitSettings:
-    """How :func:`fit` trains: AdamW, linear warm-up then cosine decay, label smoothing.
-
-    ``warmup`` is a fraction of all the steps.
-    """
-
-    epochs: int = 50
-    batch_size: int = 128
-    lr: float = 3e-3
-    weight_decay: float = 0.1
-    warmup: float = 0.1
-    smoothing: float = 0.1
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        _check_int(self.epochs, "epochs (épocas)")
-        _check_int(self.batch_size, "batch_size (tamaño del lote)")
-        _check_int(self.seed, "seed (semilla)", minimum=0)
-        for name in ("lr", "weight_decay"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} debe ser un número no negativo; se recibió {v!r}.")
-        if not 0.0 <= self.warmup < 1.0:
-            raise ValueError(f"warmup es una fracción de los pasos, en [0, 1); se recibió {self.warmup!r}.")
-
-
-@dataclass
-class FitResult:
-    """What :func:`fit` returns: the trained model, its test accuracy and its wall time."""
-
-    model: nn.Module
-    accuracy: float
-    seconds: float
-    history: History = field(repr=False)
-    steps: int = 0
-
-    @property
-    def parameters(self) -> int:
-        return sum(p.numel() for p in self.model.parameters())
-
-
-def _warmup_cosine(total: int, warmup: float):
-    warm = max(1, round(total * warmup))
-
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm
-        progress = (step - warm) / max(1, total - warm)
-        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
-
-    return factor
+#: The chapter's recipe for the 8×8 digits: 40 passes over the 1 347 training images
+#: (11 batches of 128 each), 10 % of the steps of warm-up, AdamW, label smoothing.
+RECIPE = Recipe(steps=440, batch_size=128, lr=3e-3, warmup=44, smoothing=0.1, weight_decay=0.1)
 
 
 @torch.no_grad()
@@ -560,50 +510,40 @@ def accuracy(model: nn.Module, images: Tensor, labels: Tensor, batch_size: int =
     return hits / len(labels)
 
 
-def fit(model: nn.Module, data: DigitsSplit, settings: FitSettings | None = None, *,
-        device: torch.device | str | None = None) -> FitResult:
-    """Train ``model`` on ``data.x_train`` and measure it on ``data.x_test``.
+def fit(model: nn.Module, data: DigitsSplit, recipe: Recipe = RECIPE, *, seed: int = 0,
+        device=None, progress: bool = False, desc: str = "entrenando") -> FitResult:
+    """Train ``model`` on ``data.x_train`` with the book's loop, :func:`dldna.training.fit`.
 
-    One epoch is one pass over a fresh permutation of the training set. The
-    loop is :func:`dldna.training.train_steps`; the loss is
-    :class:`dldna.training.LabelSmoothingLoss`. Shuffling and dropout are
-    seeded with ``settings.seed`` (through :func:`dldna.runtime.seed_everything`),
-    so the same call on the same machine gives the same model.
-
-    ``seconds`` is the wall time of the training steps only.
+    Each pass over the training set (an epoch) takes a fresh permutation,
+    drawn from a generator seeded with ``seed``; a batch is
+    ``min(recipe.batch_size, n)`` images. The loss is
+    :class:`dldna.training.LabelSmoothingLoss` with ``recipe.smoothing``; the
+    optimiser, schedule and clipping are the recipe's. Seed the model's
+    initialisation yourself (``seed_everything`` before building it); ``fit``
+    seeds dropout. Measure the result with :func:`accuracy`.
     """
-    settings = FitSettings() if settings is None else settings
-    device = checks.device(device)
-    runtime.seed_everything(settings.seed)
-    model.to(device)
-    x, y = data.x_train.to(device), data.y_train.to(device)
+    if not isinstance(data, DigitsSplit):
+        raise TypeError(
+            f"data debe ser un DigitsSplit (load_digits_split); se recibió {type(data).__name__}."
+        )
+    dev = checks.device(device)
+    seed = _check_int(seed, "seed (semilla)", minimum=0)
+    x, y = data.x_train.to(dev), data.y_train.to(dev)
     n = len(y)
-    per_epoch = math.ceil(n / settings.batch_size)
-    total = settings.epochs * per_epoch
-    generator = torch.Generator().manual_seed(settings.seed)
+    size = min(recipe.batch_size, n)
+    per_epoch = math.ceil(n / size)
+    generator = torch.Generator().manual_seed(seed)
     order: list[Tensor] = []
 
-    def batch(step: int):
+    def batches(step: int):
         if step % per_epoch == 0:
-            order[:] = [torch.randperm(n, generator=generator).to(device)]
-        k = (step % per_epoch) * settings.batch_size
-        idx = order[0][k:k + settings.batch_size]
+            order[:] = [torch.randperm(n, generator=generator).to(dev)]
+        idx = order[0][(step % per_epoch) * size:(step % per_epoch + 1) * size]
         return x[idx], y[idx]
 
-    criterion = LabelSmoothingLoss(settings.smoothing)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr,
-                                  weight_decay=settings.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _warmup_cosine(total, settings.warmup))
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    start = time.perf_counter()
-    history = train_steps(model, batch, optimizer, steps=total, scheduler=scheduler,
-                          loss_fn=lambda m, b: criterion(m(b[0]), b[1]))
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    seconds = time.perf_counter() - start
-    acc = accuracy(model, data.x_test, data.y_test)
-    return FitResult(model, acc, seconds, history, total)
+    criterion = LabelSmoothingLoss(recipe.smoothing)
+    return train(model, batches, lambda m, b: criterion(m(b[0]), b[1]), recipe, device=dev,
+                 seed=seed, progress=progress, desc=desc)
 
 
 # ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import torch
 
 from dldna import positional as P
 from dldna import runtime, vit
+from dldna.tasks import lookback
 
 
 def _mlp():
@@ -49,10 +50,12 @@ RAISES = [
     ("interpolate_positions: unknown mode",
      lambda: vit.interpolate_positions(torch.zeros(17, 4), 8, mode="spline"), ValueError, r"bicubic"),
     ("fit: an unknown device name",
-     lambda: vit.fit(_mlp(), vit.load_digits_split(), vit.FitSettings(epochs=1), device="gpu"), ValueError,
+     lambda: vit.fit(_mlp(), vit.load_digits_split(), device="gpu"), ValueError,
      r"[Dd]ispositivo"),
     ("train_probe: an unknown device name",
-     lambda: P.train_probe("rope", steps=1, device="tpu"), ValueError, r"[Dd]ispositivo"),
+     lambda: lookback.train_probe("rope", device="tpu"), ValueError, r"[Dd]ispositivo"),
+    ("fit: data that are not a DigitsSplit",
+     lambda: vit.fit(_mlp(), (torch.zeros(4, 1, 8, 8), torch.zeros(4))), TypeError, r"DigitsSplit"),
     ("t5_buckets: max_distance inside the exact buckets",
      lambda: P.t5_buckets(torch.arange(5), 16, 8, bidirectional=False), ValueError, r"max_distance \(8\)"),
     ("sinusoidal module: a string",

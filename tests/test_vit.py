@@ -9,6 +9,7 @@ import torch
 from matplotlib.figure import Figure
 
 from dldna import masking, runtime, vit
+from dldna.training import FitResult, Recipe
 from dldna.transformer import Encoder
 from dldna.viz import vit as vv
 from dldna.widgets import vit as wv
@@ -141,20 +142,35 @@ def test_baselines_have_the_right_shapes():
     assert vit.MLP()(x).shape == (4, 10)
 
 
-def test_fit_is_deterministic_and_learns(data):
+def test_fit_uses_the_book_loop_is_deterministic_and_learns(data):
     small = vit.DigitsSplit(data.x_train[:256], data.y_train[:256], data.x_test[:128],
                             data.y_test[:128])
-    settings = vit.FitSettings(epochs=10, batch_size=64, lr=1e-2, seed=3)
-    results = []
+    recipe = Recipe(steps=40, batch_size=64, lr=1e-2, warmup=4, smoothing=0.1, weight_decay=0.01)
+    results, models = [], []
     for _ in range(2):
         runtime.seed_everything(0)
-        results.append(vit.fit(vit.MLP(), small, settings, device="cpu"))
+        models.append(vit.MLP())
+        results.append(vit.fit(models[-1], small, recipe, seed=3, device="cpu"))
+    assert isinstance(results[0], FitResult)  # the one result type of dldna.training
     assert results[0].history.loss == results[1].history.loss
-    assert results[0].steps == 40
+    assert results[0].history.steps == 40
     assert results[0].history.loss[-1] < results[0].history.loss[0]
-    assert results[0].accuracy > 0.7
-    with pytest.raises(ValueError, match="epochs"):
-        vit.FitSettings(epochs=0)
+    assert vit.accuracy(models[0], small.x_test, small.y_test) > 0.7
+    # A subset smaller than the batch trains on the whole subset at every step.
+    tiny = small.subset(20, seed=0)
+    runtime.seed_everything(0)
+    assert vit.fit(vit.MLP(), tiny, recipe, device="cpu").history.steps == 40
+
+
+def test_subset_is_stratified_and_keeps_the_test_set(data):
+    part = data.subset(100, seed=1)
+    assert len(part.y_train) == 100 and torch.equal(part.x_test, data.x_test)
+    assert torch.bincount(part.y_train, minlength=10).min() >= 9
+    assert torch.equal(data.subset(100, seed=1).y_train, part.y_train)
+    assert not torch.equal(data.subset(100, seed=2).y_train, part.y_train)
+    assert data.subset(len(data.y_train)) is data
+    with pytest.raises(ValueError, match="entre 10"):
+        data.subset(5)
 
 
 # --------------------------------------------------------------------------- looking inside
