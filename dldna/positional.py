@@ -47,7 +47,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from dldna import runtime
+from dldna import checks
 from dldna.attention import MultiHeadAttention, merge_heads, scaled_dot_product_attention, split_heads
 
 # ---------------------------------------------------------------------------
@@ -174,6 +174,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         return f"d_model={self.d_model}, base={self.base:g}, scale_input={self.scale_input}"
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        # Integer or NumPy input becomes float first: the table must not be truncated to integers.
+        x = checks.features(x, "x")
         _check_sequence(x, self.d_model)
         _check_int(offset, "offset", minimum=0)
         table = sinusoidal(offset + x.shape[1], self.d_model, self.base)[offset:]
@@ -333,6 +335,12 @@ def t5_buckets(distances: Tensor, num_buckets: int = 32, max_distance: int = 128
     else:
         n = n.clamp_min(0)
     exact = num_buckets // 2
+    if max_distance <= exact:
+        raise ValueError(
+            f"max_distance ({max_distance}) debe ser mayor que las {exact} distancias que tienen "
+            f"cubeta propia con num_buckets={num_buckets * (2 if bidirectional else 1)}: las cubetas "
+            "logarítmicas van de ahí hasta max_distance."
+        )
     log_ratio = torch.log(n.float().clamp_min(1) / exact) / math.log(max_distance / exact)
     large = exact + (log_ratio * (num_buckets - exact)).long()
     large = large.clamp_max(num_buckets - 1)
@@ -436,6 +444,7 @@ class RotaryEmbedding(nn.Module):
         return f"d_k={self.d_k}, base={self.base:g}"
 
     def rotate(self, x: Tensor, offset: int = 0) -> Tensor:
+        x = checks.features(x, "x")  # an integer tensor would truncate the cosines and sines
         if not isinstance(x, Tensor) or x.dim() < 2 or x.shape[-1] != self.d_k:
             shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
             raise ValueError(
@@ -484,14 +493,18 @@ class PositionProbe(nn.Module):
     Token embedding → (absolute encoding) → ``layers`` × [Pre-LN causal
     :class:`~dldna.attention.MultiHeadAttention` (with the scheme's bias or
     rotation) + feed-forward, each with a residual] → LayerNorm → logits.
-    ``scheme`` is one of :data:`SCHEMES`; ``max_len`` is the size of the
-    learned table (``'aprendida'``, which reuses its last row past the table).
+    ``scheme`` is one of :data:`SCHEMES`; ``max_len`` is the training length:
+    the size of the learned table (``'aprendida'``, which reuses its last row
+    past the table) and, unless ``bucket_distance`` says otherwise, T5's
+    ``max_distance``, so that every distance longer than the training ones
+    falls in a bucket that training reached (the last one).
 
     Shapes: tokens ``(batch, seq)`` (long) → logits ``(batch, seq, vocab)``.
     """
 
     def __init__(self, scheme: str, vocab: int = 16, d_model: int = 32, num_heads: int = 2,
-                 layers: int = 2, max_len: int = 24, max_distance: int = 8):
+                 layers: int = 2, max_len: int = 24, max_distance: int = 8,
+                 bucket_distance: int | None = None):
         super().__init__()
         if scheme not in SCHEMES:
             raise ValueError(f"Esquema de posiciones desconocido: {scheme!r}. Los válidos son {SCHEMES}.")
@@ -507,7 +520,9 @@ class PositionProbe(nn.Module):
         if scheme == "shaw":
             self.relative = ShawRelativePosition(d_k, max_distance)
         elif scheme == "t5":
-            self.relative = T5RelativeBias(num_heads, num_buckets=16, max_distance=32, bidirectional=False)
+            # 16 causal buckets: distances 0-7 exact, so the logarithmic ones need max_distance > 8.
+            reach = max(max_len, 9) if bucket_distance is None else bucket_distance
+            self.relative = T5RelativeBias(num_heads, num_buckets=16, max_distance=reach, bidirectional=False)
         elif scheme == "alibi":
             self.relative = ALiBi(num_heads)
         elif scheme == "rope":
@@ -545,29 +560,6 @@ class PositionProbe(nn.Module):
             x = x + out
             x = x + ff(x)
         return (self.head(x), weights) if return_weights else self.head(x)
-
-
-def train_probe(scheme: str, steps: int = 300, length: int = 24, lag: int = 3, batch: int = 64,
-                lr: float = 3e-3, seed: int = 0, device=None, **model_kwargs) -> PositionProbe:
-    """Train a :class:`PositionProbe` on :func:`lookback_batch` sequences of ``length`` tokens.
-
-    Seeded by ``seed`` (:func:`dldna.runtime.seed_everything`); returns the model in eval mode.
-    """
-    runtime.seed_everything(seed)
-    device = torch.device("cpu") if device is None else torch.device(device)
-    model = PositionProbe(scheme, max_len=length, **model_kwargs).to(device)
-    vocab = model.head[-1].out_features
-    gen = torch.Generator().manual_seed(seed + 1)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(steps):
-        x, y = lookback_batch(batch, length, lag, vocab, generator=gen)
-        x, y = x.to(device), y.to(device)
-        loss = nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return model.eval()
 
 
 @torch.no_grad()

@@ -18,10 +18,11 @@ Contents:
 * the data: :func:`load_digits_split` (a fixed stratified split of the 1 797
   bundled digits, no download) and :class:`DigitsSplit`;
 * the baselines :class:`TinyCNN` and :class:`MLP`;
-* training: :class:`FitSettings`, :func:`fit` (built on
-  :func:`dldna.training.train_steps`) and :func:`accuracy`;
+* training: :data:`RECIPE` and :func:`fit` (the book's loop,
+  :func:`dldna.training.fit`) and :func:`accuracy`;
 * looking inside: :func:`cls_attention`, :func:`attention_rollout` (Abnar &
   Zuidema, 2020), :func:`position_similarity`, :func:`neighbour_agreement`;
+* transfer to another resolution: :func:`interpolate_positions`;
 * the cost of a patch size, :func:`patch_cost`, and Swin's windows,
   :func:`window_mask`.
 """
@@ -29,17 +30,17 @@ Contents:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from dldna import runtime
-from dldna.training import History, LabelSmoothingLoss, train_steps
+from dldna import checks
+from dldna.training import FitResult, LabelSmoothingLoss, Recipe
+from dldna.training import fit as train
 from dldna.transformer import ACTIVATIONS, Encoder, PositionalEncoding
 
 __all__ = [
@@ -52,14 +53,14 @@ __all__ = [
     "load_digits_split",
     "TinyCNN",
     "MLP",
-    "FitSettings",
-    "FitResult",
+    "RECIPE",
     "fit",
     "accuracy",
     "cls_attention",
     "attention_rollout",
     "position_similarity",
     "neighbour_agreement",
+    "interpolate_positions",
     "patch_cost",
     "window_mask",
 ]
@@ -77,12 +78,14 @@ def _check_int(value, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def _check_images(images, name: str = "Las imágenes") -> Tensor:
-    if not isinstance(images, Tensor) or images.dim() != 4 or not images.dtype.is_floating_point:
-        got = (f"forma {tuple(images.shape)} y tipo {images.dtype}" if isinstance(images, Tensor)
-               else type(images).__name__)
+def _check_images(images, name: str = "Las imágenes", like: nn.Module | None = None) -> Tensor:
+    # NumPy arrays, float64 and integer grey levels are converted (to the module's dtype and device).
+    if isinstance(images, (Tensor, np.ndarray)):
+        images = checks.features(images, name, like=like)
+    if not isinstance(images, Tensor) or images.dim() != 4:
+        got = f"forma {tuple(images.shape)}" if isinstance(images, Tensor) else type(images).__name__
         raise ValueError(
-            f"{name} deben ser un tensor de coma flotante (batch, canales, alto, ancho); se recibió "
+            f"{name} deben ser un tensor (batch, canales, alto, ancho); se recibió "
             f"{got}. Para una sola imagen de 8×8 usa imagen.view(1, 1, 8, 8)."
         )
     return images
@@ -175,7 +178,7 @@ class PatchEmbedding(nn.Module):
         return f"kind={self.kind!r}, patch_size={self.patch_size}, d_model={self.d_model}"
 
     def forward(self, images: Tensor) -> Tensor:
-        images = _check_images(images)
+        images = _check_images(images, like=self)
         if images.shape[1] != self.in_channels:
             raise ValueError(
                 f"Las imágenes tienen {images.shape[1]} canales y la incrustación espera "
@@ -325,7 +328,7 @@ class VisionTransformer(nn.Module):
 
     def tokens(self, images: Tensor) -> Tensor:
         """The encoder's input: ``[CLS]`` + patch embeddings, plus positions: ``(B, N+1, d_model)``."""
-        images = _check_images(images)
+        images = _check_images(images, like=self)
         c = self.config
         if tuple(images.shape[1:]) != (c.in_channels, c.image_size, c.image_size):
             raise ValueError(
@@ -374,6 +377,32 @@ class DigitsSplit:
     def to(self, device) -> DigitsSplit:
         return DigitsSplit(self.x_train.to(device), self.y_train.to(device),
                            self.x_test.to(device), self.y_test.to(device), self.seed)
+
+    def subset(self, n_train: int, seed: int = 0) -> DigitsSplit:
+        """The same test set with only ``n_train`` training images, drawn by class.
+
+        The draw is stratified (each digit keeps its share) and fixed by
+        ``seed``; ``n_train`` equal to the whole set returns it unchanged. For a
+        learning curve: accuracy on the same test images against the number of
+        training images.
+        """
+        from sklearn.model_selection import train_test_split
+
+        total = len(self.y_train)
+        n_train = _check_int(n_train, "n_train (imágenes de entrenamiento)")
+        classes = int(self.y_train.max()) + 1
+        if not classes <= n_train <= total:
+            raise ValueError(
+                f"n_train debe estar entre {classes} (una imagen por clase) y {total} (todas); "
+                f"se recibió {n_train}."
+            )
+        if n_train == total:
+            return self
+        keep, _ = train_test_split(np.arange(total), train_size=n_train,
+                                   stratify=self.y_train.cpu().numpy(),
+                                   random_state=_check_int(seed, "seed (semilla)", minimum=0))
+        keep = torch.as_tensor(np.sort(keep), device=self.y_train.device)
+        return DigitsSplit(self.x_train[keep], self.y_train[keep], self.x_test, self.y_test, self.seed)
 
 
 def load_digits_split(test_size: float = 0.25, seed: int = 0) -> DigitsSplit:
@@ -428,7 +457,7 @@ class TinyCNN(nn.Module):
         )
 
     def forward(self, images: Tensor) -> Tensor:
-        return self.net(_check_images(images))
+        return self.net(_check_images(images, like=self))
 
 
 class MLP(nn.Module):
@@ -446,7 +475,7 @@ class MLP(nn.Module):
         )
 
     def forward(self, images: Tensor) -> Tensor:
-        return self.net(_check_images(images))
+        return self.net(_check_images(images, like=self))
 
 
 # ---------------------------------------------------------------------------
@@ -454,65 +483,26 @@ class MLP(nn.Module):
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class FitSettings:
-    """How :func:`fit` trains: AdamW, linear warm-up then cosine decay, label smoothing.
-
-    ``warmup`` is a fraction of all the steps.
-    """
-
-    epochs: int = 50
-    batch_size: int = 128
-    lr: float = 3e-3
-    weight_decay: float = 0.1
-    warmup: float = 0.1
-    smoothing: float = 0.1
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        _check_int(self.epochs, "epochs (épocas)")
-        _check_int(self.batch_size, "batch_size (tamaño del lote)")
-        _check_int(self.seed, "seed (semilla)", minimum=0)
-        for name in ("lr", "weight_decay"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} debe ser un número no negativo; se recibió {v!r}.")
-        if not 0.0 <= self.warmup < 1.0:
-            raise ValueError(f"warmup es una fracción de los pasos, en [0, 1); se recibió {self.warmup!r}.")
-
-
-@dataclass
-class FitResult:
-    """What :func:`fit` returns: the trained model, its test accuracy and its wall time."""
-
-    model: nn.Module
-    accuracy: float
-    seconds: float
-    history: History = field(repr=False)
-    steps: int = 0
-
-    @property
-    def parameters(self) -> int:
-        return sum(p.numel() for p in self.model.parameters())
-
-
-def _warmup_cosine(total: int, warmup: float):
-    warm = max(1, round(total * warmup))
-
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm
-        progress = (step - warm) / max(1, total - warm)
-        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
-
-    return factor
+#: The chapter's recipe for the 8×8 digits: 40 passes over the 1 347 training images
+#: (11 batches of 128 each), 10 % of the steps of warm-up, AdamW, label smoothing.
+RECIPE = Recipe(steps=440, batch_size=128, lr=3e-3, warmup=44, smoothing=0.1, weight_decay=0.1)
 
 
 @torch.no_grad()
 def accuracy(model: nn.Module, images: Tensor, labels: Tensor, batch_size: int = 512) -> float:
     """Fraction of ``images`` whose predicted class (arg max of the logits) is ``labels``."""
+    images = _check_images(images, like=model)
+    labels = checks.ids(labels, "Las etiquetas", ndim=1)
+    if len(labels) != len(images):
+        raise ValueError(
+            f"Hay {len(images)} imágenes y {len(labels)} etiquetas: hace falta exactamente una "
+            "etiqueta por imagen."
+        )
+    if len(labels) == 0:
+        raise ValueError("No hay imágenes que evaluar: la exactitud de un conjunto vacío no existe.")
+    batch_size = checks.positive_int(batch_size, "batch_size")
     model.eval()
-    device = next(model.parameters()).device
+    device = checks.device_of(model)
     hits = 0
     for k in range(0, len(labels), batch_size):
         logits = model(images[k:k + batch_size].to(device))
@@ -520,50 +510,40 @@ def accuracy(model: nn.Module, images: Tensor, labels: Tensor, batch_size: int =
     return hits / len(labels)
 
 
-def fit(model: nn.Module, data: DigitsSplit, settings: FitSettings | None = None, *,
-        device: torch.device | str | None = None) -> FitResult:
-    """Train ``model`` on ``data.x_train`` and measure it on ``data.x_test``.
+def fit(model: nn.Module, data: DigitsSplit, recipe: Recipe = RECIPE, *, seed: int = 0,
+        device=None, progress: bool = False, desc: str = "entrenando") -> FitResult:
+    """Train ``model`` on ``data.x_train`` with the book's loop, :func:`dldna.training.fit`.
 
-    One epoch is one pass over a fresh permutation of the training set. The
-    loop is :func:`dldna.training.train_steps`; the loss is
-    :class:`dldna.training.LabelSmoothingLoss`. Shuffling and dropout are
-    seeded with ``settings.seed`` (through :func:`dldna.runtime.seed_everything`),
-    so the same call on the same machine gives the same model.
-
-    ``seconds`` is the wall time of the training steps only.
+    Each pass over the training set (an epoch) takes a fresh permutation,
+    drawn from a generator seeded with ``seed``; a batch is
+    ``min(recipe.batch_size, n)`` images. The loss is
+    :class:`dldna.training.LabelSmoothingLoss` with ``recipe.smoothing``; the
+    optimiser, schedule and clipping are the recipe's. Seed the model's
+    initialisation yourself (``seed_everything`` before building it); ``fit``
+    seeds dropout. Measure the result with :func:`accuracy`.
     """
-    settings = FitSettings() if settings is None else settings
-    device = runtime.get_device() if device is None else torch.device(device)
-    runtime.seed_everything(settings.seed)
-    model.to(device)
-    x, y = data.x_train.to(device), data.y_train.to(device)
+    if not isinstance(data, DigitsSplit):
+        raise TypeError(
+            f"data debe ser un DigitsSplit (load_digits_split); se recibió {type(data).__name__}."
+        )
+    dev = checks.device(device)
+    seed = _check_int(seed, "seed (semilla)", minimum=0)
+    x, y = data.x_train.to(dev), data.y_train.to(dev)
     n = len(y)
-    per_epoch = math.ceil(n / settings.batch_size)
-    total = settings.epochs * per_epoch
-    generator = torch.Generator().manual_seed(settings.seed)
+    size = min(recipe.batch_size, n)
+    per_epoch = math.ceil(n / size)
+    generator = torch.Generator().manual_seed(seed)
     order: list[Tensor] = []
 
-    def batch(step: int):
+    def batches(step: int):
         if step % per_epoch == 0:
-            order[:] = [torch.randperm(n, generator=generator).to(device)]
-        k = (step % per_epoch) * settings.batch_size
-        idx = order[0][k:k + settings.batch_size]
+            order[:] = [torch.randperm(n, generator=generator).to(dev)]
+        idx = order[0][(step % per_epoch) * size:(step % per_epoch + 1) * size]
         return x[idx], y[idx]
 
-    criterion = LabelSmoothingLoss(settings.smoothing)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr,
-                                  weight_decay=settings.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _warmup_cosine(total, settings.warmup))
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    start = time.perf_counter()
-    history = train_steps(model, batch, optimizer, steps=total, scheduler=scheduler,
-                          loss_fn=lambda m, b: criterion(m(b[0]), b[1]))
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    seconds = time.perf_counter() - start
-    acc = accuracy(model, data.x_test, data.y_test)
-    return FitResult(model, acc, seconds, history, total)
+    criterion = LabelSmoothingLoss(recipe.smoothing)
+    return train(model, batches, lambda m, b: criterion(m(b[0]), b[1]), recipe, device=dev,
+                 seed=seed, progress=progress, desc=desc)
 
 
 # ---------------------------------------------------------------------------
@@ -672,6 +652,33 @@ def neighbour_agreement(similarity: Tensor) -> float:
     rows, cols = torch.arange(g * g) // g, torch.arange(g * g) % g
     close = ((rows - rows[best]).abs() <= 1) & ((cols - cols[best]).abs() <= 1)
     return float(close.float().mean())
+
+
+def interpolate_positions(table: Tensor, grid: int, *, has_cls: bool = True,
+                          mode: str = "bicubic") -> Tensor:
+    """A position table for a larger (or smaller) patch grid, by 2-D interpolation.
+
+    What ViT does to fine-tune at a higher resolution (Dosovitskiy et al.,
+    2021, section 3.2): the patch rows of ``table`` are laid out on their
+    ``g × g`` grid, each of the ``d`` columns is resampled as an image to
+    ``grid × grid`` (``mode``: ``"bicubic"``, ``"bilinear"`` or ``"nearest"``,
+    corners aligned, so the four corner rows are kept exactly) and read back
+    row by row; the ``[CLS]`` row (row 0 when ``has_cls``) is kept as it is.
+
+    Shapes: ``(1 + g², d)`` (or ``(g², d)``) → ``(1 + grid², d)`` (or ``(grid², d)``).
+    """
+    if not isinstance(table, Tensor) or table.dim() != 2:
+        raise ValueError("La tabla de posiciones debe ser una matriz (posiciones, d_model).")
+    grid = _check_int(grid, "grid (parches por lado)")
+    if mode not in ("bicubic", "bilinear", "nearest"):
+        raise ValueError(f"mode debe ser 'bicubic', 'bilinear' o 'nearest'; se recibió {mode!r}.")
+    t = checks.features(table.detach(), "La tabla de posiciones")
+    cls, patches = (t[:1], t[1:]) if has_cls else (t[:0], t)
+    g = _grid_side(patches.shape[0])
+    image = patches.T.reshape(1, -1, g, g)  # (1, d, g, g): one channel per column of the table
+    corners = {} if mode == "nearest" else {"align_corners": True}
+    resized = F.interpolate(image, size=(grid, grid), mode=mode, **corners)
+    return torch.cat([cls, resized.reshape(-1, grid * grid).T], dim=0)
 
 
 # ---------------------------------------------------------------------------

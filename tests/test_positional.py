@@ -9,6 +9,8 @@ import torch
 
 from dldna import positional as P
 from dldna.attention import MultiHeadAttention, scaled_dot_product_attention
+from dldna.tasks import lookback
+from dldna.training import FitResult, Recipe
 
 # ---------------------------------------------------------------------------
 # Without positions, self-attention is permutation equivariant
@@ -279,13 +281,22 @@ def test_probe_unknown_scheme():
         P.PositionProbe("absoluta")
 
 
-def test_train_probe_is_deterministic_and_learns():
-    a = P.train_probe("shaw", steps=5, length=8, batch=8, seed=3)
-    b = P.train_probe("shaw", steps=5, length=8, batch=8, seed=3)
+def test_train_probe_uses_the_book_loop_and_is_deterministic():
+    recipe = Recipe(steps=5, batch_size=8, lr=3e-3, warmup=1, schedule="constant", grad_clip=None)
+    a, result = lookback.train_probe("shaw", recipe, length=8, seed=3, device="cpu")
+    b, _ = lookback.train_probe("shaw", recipe, length=8, seed=3, device="cpu")
+    assert isinstance(result, FitResult) and result.history.steps == 5
     for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
         assert torch.equal(pa, pb)
     acc = P.probe_accuracy(a, 16, start=8, samples=8)
     assert 0.0 <= acc <= 1.0
+
+
+def test_train_probe_learns_the_lookback_task():
+    recipe = Recipe(steps=120, batch_size=32, lr=3e-3, warmup=1, schedule="constant", grad_clip=None)
+    model, result = lookback.train_probe("shaw", recipe, length=12, seed=0, device="cpu")
+    assert result.history.loss[-1] < 0.5 * result.history.loss[0]
+    assert P.probe_accuracy(model, 12, samples=64) > 0.5
 
 
 # ---------------------------------------------------------------------------
@@ -324,3 +335,25 @@ def test_explorer_shows_all_three_kinds():
     assert getattr(explorer, "error", None) is None
     html = explorer._repr_mimebundle_()["text/html"]
     assert "RoPE" in html and "ALiBi" in html
+
+
+def test_probe_t5_buckets_default_to_the_training_length():
+    """With max_distance = training length, every longer distance falls in a bucket training reached."""
+    probe = P.PositionProbe("t5", max_len=24)
+    assert probe.relative.max_distance == 24
+    seen = set(P.t5_buckets(P.relative_distances(24), 16, 24, bidirectional=False).unique().tolist())
+    longer = set(P.t5_buckets(P.relative_distances(96), 16, 24, bidirectional=False).unique().tolist())
+    assert longer <= seen
+    # The old setting (max_distance 32) leaves buckets that only longer sequences reach.
+    seen32 = set(P.t5_buckets(P.relative_distances(24), 16, 32, bidirectional=False).unique().tolist())
+    longer32 = set(P.t5_buckets(P.relative_distances(96), 16, 32, bidirectional=False).unique().tolist())
+    assert longer32 - seen32
+    assert P.PositionProbe("t5", max_len=24, bucket_distance=32).relative.max_distance == 32
+
+
+def test_encodings_on_integer_input_are_computed_in_float():
+    x = torch.zeros(1, 6, 8, dtype=torch.long)
+    torch.testing.assert_close(P.SinusoidalPositionalEncoding(8)(x)[0], P.sinusoidal(6, 8))
+    ints = torch.ones(6, 8, dtype=torch.int32)
+    rope = P.RotaryEmbedding(8)
+    torch.testing.assert_close(rope.rotate(ints), rope.rotate(ints.float()))

@@ -9,6 +9,7 @@ import torch
 from matplotlib.figure import Figure
 
 from dldna import masking, runtime, vit
+from dldna.training import FitResult, Recipe
 from dldna.transformer import Encoder
 from dldna.viz import vit as vv
 from dldna.widgets import vit as wv
@@ -43,7 +44,7 @@ def test_patchify_orders_patches_row_by_row_and_round_trips():
 def test_patchify_rejects_a_patch_that_does_not_divide_the_image():
     with pytest.raises(ValueError, match="no divide"):
         vit.patchify(images(), 3)
-    with pytest.raises(ValueError, match="coma flotante"):
+    with pytest.raises(ValueError, match=r"\(batch, canales, alto, ancho\)"):
         vit.patchify(torch.zeros(8, 8), 2)
 
 
@@ -141,20 +142,35 @@ def test_baselines_have_the_right_shapes():
     assert vit.MLP()(x).shape == (4, 10)
 
 
-def test_fit_is_deterministic_and_learns(data):
+def test_fit_uses_the_book_loop_is_deterministic_and_learns(data):
     small = vit.DigitsSplit(data.x_train[:256], data.y_train[:256], data.x_test[:128],
                             data.y_test[:128])
-    settings = vit.FitSettings(epochs=10, batch_size=64, lr=1e-2, seed=3)
-    results = []
+    recipe = Recipe(steps=40, batch_size=64, lr=1e-2, warmup=4, smoothing=0.1, weight_decay=0.01)
+    results, models = [], []
     for _ in range(2):
         runtime.seed_everything(0)
-        results.append(vit.fit(vit.MLP(), small, settings, device="cpu"))
+        models.append(vit.MLP())
+        results.append(vit.fit(models[-1], small, recipe, seed=3, device="cpu"))
+    assert isinstance(results[0], FitResult)  # the one result type of dldna.training
     assert results[0].history.loss == results[1].history.loss
-    assert results[0].steps == 40
+    assert results[0].history.steps == 40
     assert results[0].history.loss[-1] < results[0].history.loss[0]
-    assert results[0].accuracy > 0.7
-    with pytest.raises(ValueError, match="epochs"):
-        vit.FitSettings(epochs=0)
+    assert vit.accuracy(models[0], small.x_test, small.y_test) > 0.7
+    # A subset smaller than the batch trains on the whole subset at every step.
+    tiny = small.subset(20, seed=0)
+    runtime.seed_everything(0)
+    assert vit.fit(vit.MLP(), tiny, recipe, device="cpu").history.steps == 40
+
+
+def test_subset_is_stratified_and_keeps_the_test_set(data):
+    part = data.subset(100, seed=1)
+    assert len(part.y_train) == 100 and torch.equal(part.x_test, data.x_test)
+    assert torch.bincount(part.y_train, minlength=10).min() >= 9
+    assert torch.equal(data.subset(100, seed=1).y_train, part.y_train)
+    assert not torch.equal(data.subset(100, seed=2).y_train, part.y_train)
+    assert data.subset(len(data.y_train)) is data
+    with pytest.raises(ValueError, match="entre 10"):
+        data.subset(5)
 
 
 # --------------------------------------------------------------------------- looking inside
@@ -287,3 +303,48 @@ def test_patch_size_explorer_shows_spanish_errors(data):
     bad = wv.patch_size_explorer(data.x_test[:2], {3: 0.9})
     assert bad.error and "no divide" in bad.error
     assert "Traceback" not in bad.to_html()
+
+
+# --------------------------------------------------------------------------- transfer
+
+
+def test_interpolate_positions_keeps_cls_corners_and_a_linear_ramp():
+    g, d = 4, 3
+    rows, cols = torch.meshgrid(torch.arange(g), torch.arange(g), indexing="ij")
+    # Column 0 grows along the rows, column 1 along the columns: a linear ramp, which
+    # bilinear interpolation with aligned corners must reproduce exactly on the new grid.
+    patches = torch.stack([rows.flatten(), cols.flatten(), torch.zeros(g * g)], dim=1).float()
+    table = torch.cat([torch.full((1, d), 7.0), patches])
+    big = vit.interpolate_positions(table, 7, mode="bilinear")
+    assert big.shape == (1 + 49, d)
+    assert torch.equal(big[0], table[0])  # [CLS] untouched
+    new_rows, new_cols = torch.meshgrid(torch.arange(7), torch.arange(7), indexing="ij")
+    torch.testing.assert_close(big[1:, 0], new_rows.flatten() * (g - 1) / 6.0)
+    torch.testing.assert_close(big[1:, 1], new_cols.flatten() * (g - 1) / 6.0)
+    same = vit.interpolate_positions(table, g)  # bicubic to the same size is the identity
+    torch.testing.assert_close(same, table)
+    corners = [0, g - 1, g * (g - 1), g * g - 1]
+    big_corners = [0, 6, 42, 48]
+    torch.testing.assert_close(vit.interpolate_positions(table, 7)[1:][big_corners], table[1:][corners])
+
+
+def test_interpolated_table_runs_a_vit_on_larger_images():
+    runtime.seed_everything(0)
+    small = vit.VisionTransformer(vit.ViTConfig(dropout=0.0)).eval()
+    large = vit.VisionTransformer(vit.ViTConfig(image_size=16, dropout=0.0)).eval()
+    state = {k: v for k, v in small.state_dict().items() if not k.startswith("position")}
+    large.load_state_dict(state, strict=False)
+    with torch.no_grad():
+        large.position.table.copy_(vit.interpolate_positions(small.position_embeddings, 8))
+    assert large(images(2, size=16)).shape == (2, 10)
+
+
+def test_accuracy_counts_hits_and_rejects_mismatched_labels(data):
+    runtime.seed_everything(0)
+    model = vit.MLP().eval()
+    x, y = data.x_test[:20], data.y_test[:20]
+    with torch.no_grad():
+        hits = (model(x).argmax(-1) == y).float().mean().item()
+    assert vit.accuracy(model, x, y, batch_size=7) == pytest.approx(hits)
+    with pytest.raises(ValueError, match="20 imágenes y 10 etiquetas"):
+        vit.accuracy(model, x, y[:10])
