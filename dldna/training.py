@@ -15,14 +15,17 @@
 * :func:`train_steps`: a generic loop of optimisation steps returning a
   :class:`History`; :func:`layer_gradient_norms` measures gradients per layer.
 
-The loop is deliberately small (chapter 6 overfits one batch with it). The
-training chapters (7a–7c) build on it:
+The loop is deliberately small (chapter 6 overfits one batch with it). Every
+chapter that trains uses it through one front end:
 
-* :class:`Recipe` (steps, batch size, peak rate, warm-up, schedule) and
-  :func:`warmup_linear_lambda`, a warm-up followed by a linear decay to 0;
-* :func:`fit`: trains a model on a :class:`dldna.tasks.Task` with fresh
-  batches, a text progress bar showing the loss (``tqdm.std`` on stdout) and
-  periodic greedy evaluation; it returns a :class:`FitResult`;
+* :class:`Recipe` (steps, batch size, peak rate, warm-up in steps, schedule,
+  weight decay) and :func:`warmup_linear_lambda`, a warm-up followed by a
+  linear decay to 0;
+* :func:`fit`: ``fit(model, batches, loss_fn, recipe, evaluate=…)`` trains
+  any model on the batches ``batches(step)``, with a text progress bar
+  showing the loss (``tqdm.std`` on stdout) and periodic evaluation; it
+  returns a :class:`FitResult`. :func:`dldna.tasks.train` builds the three
+  functions for a sequence-to-sequence task;
 * :func:`save_checkpoint` / :func:`load_checkpoint`: saved only on request,
   loaded with ``weights_only=True`` onto the current device;
   :class:`CheckpointError` (Spanish message) for corrupt or mismatched files.
@@ -30,13 +33,24 @@ training chapters (7a–7c) build on it:
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import pickle
+import sys
+import time
+import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
+from tqdm.std import tqdm
+
+from dldna import checks, runtime
+from dldna.transformer import Transformer, TransformerConfig
 
 __all__ = [
     "noam_rate",
@@ -65,20 +79,12 @@ __all__ = [
 # ---------------------------------------------------------------------------
 
 
-def _check_positive(value, name: str, integer: bool = False) -> None:
-    kinds = (int,) if integer else (int, float)
-    if (isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value)
-            or value <= 0):
-        what = "un entero positivo" if integer else "un número positivo"
-        raise ValueError(f"{name} debe ser {what}; se recibió {value!r}.")
-
-
 def noam_rate(step: int, d_model: int, warmup: int = 4000, factor: float = 1.0) -> float:
     """``factor · d_model^(-1/2) · min(step^(-1/2), step · warmup^(-3/2))`` for ``step ≥ 1``."""
-    _check_positive(step, "step (número de paso, desde 1)", integer=True)
-    _check_positive(d_model, "d_model", integer=True)
-    _check_positive(warmup, "warmup (pasos de calentamiento)", integer=True)
-    _check_positive(factor, "factor")
+    checks.positive_int(step, "step (número de paso, desde 1)")
+    checks.positive_int(d_model, "d_model")
+    checks.positive_int(warmup, "warmup (pasos de calentamiento)")
+    checks.positive_number(factor, "factor")
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
@@ -232,7 +238,13 @@ def _batches(batches) -> Callable[[int], object]:
         return batches
     if isinstance(batches, tuple) and all(isinstance(b, Tensor) for b in batches):
         return lambda _step: batches  # one fixed batch, used at every step
-    iterator = iter(batches)
+    try:
+        iterator = iter(batches)
+    except TypeError:
+        raise TypeError(
+            "batches debe ser una función paso → lote, un iterable de lotes o una tupla de "
+            f"tensores (un lote fijo); se recibió {type(batches).__name__}."
+        ) from None
 
     def following(_step: int):
         try:
@@ -252,7 +264,8 @@ def train_steps(
     loss_fn: Callable[[nn.Module, object], Tensor],
     scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
     grad_clip: float | None = None,
-    on_step: Callable[[int, float], None] | None = None,
+    on_step: Callable[[int, History], None] | None = None,
+    read_every: int = 10,
 ) -> History:
     """Run ``steps`` optimisation steps and return their :class:`History`.
 
@@ -263,27 +276,44 @@ def train_steps(
             ``lambda m, b: seq2seq_loss(m, *b, pad_id=0)``.
         scheduler: stepped after every optimiser step (e.g. :func:`noam_scheduler`).
         grad_clip: clip the gradients' global norm to this value.
-        on_step: called as ``on_step(step, loss)`` after each step.
+        on_step: called as ``on_step(steps_done, history)`` after each step.
+        read_every: the losses stay on the device and are copied to
+            ``history.loss`` every ``read_every`` steps (and at the end):
+            reading a GPU value waits for the GPU, so reading it at every
+            step would leave the GPU idle while Python prepares the next one.
+            ``history.loss`` may lag behind ``steps_done`` by fewer than
+            ``read_every`` steps inside ``on_step``.
 
     The model is put in training mode; the learning rate recorded is the one
-    used by each step.
+    used by each step. A loss that stops being finite raises
+    ``FloatingPointError`` when it is read (naming its step).
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps debe ser un entero no negativo; se recibió {steps!r}.")
+    steps = checks.non_negative_int(steps, "steps")
+    read_every = checks.positive_int(read_every, "read_every")
     if grad_clip is not None:
-        _check_positive(grad_clip, "grad_clip")
+        checks.positive_number(grad_clip, "grad_clip")
     get = _batches(batches)
     history = History()
+    pending: list[Tensor] = []
+
+    def read() -> None:
+        if not pending:
+            return
+        values = torch.stack(pending).float().cpu().tolist()
+        for value in values:
+            if not math.isfinite(value):
+                raise FloatingPointError(
+                    f"La pérdida dejó de ser finita en el paso {len(history.loss) + 1} ({value}): "
+                    "prueba una tasa de aprendizaje menor o recorta los gradientes (grad_clip)."
+                )
+            history.loss.append(value)
+        pending.clear()
+
     model.train()
     for step in range(steps):
         batch = get(step)
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(model, batch)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(
-                f"La pérdida dejó de ser finita en el paso {step} ({loss.item()}): prueba una "
-                "tasa de aprendizaje menor o recorta los gradientes (grad_clip)."
-            )
         loss.backward()
         if grad_clip is not None:
             nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
@@ -291,9 +321,11 @@ def train_steps(
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
-        history.loss.append(float(loss.detach()))
+        pending.append(loss.detach())
+        if len(pending) == read_every or step == steps - 1:
+            read()
         if on_step is not None:
-            on_step(step, history.loss[-1])
+            on_step(step + 1, history)
     return history
 
 
@@ -322,8 +354,8 @@ def warmup_linear_lambda(warmup: int, total: int) -> Callable[[int], float]:
     (``s = total - 1``) still moves the weights a little. Short runs converge
     better with this decay than with Noam's ``1/√t``, which never gets small.
     """
-    _check_positive(warmup, "warmup (pasos de calentamiento)", integer=True)
-    _check_positive(total, "total (pasos de entrenamiento)", integer=True)
+    checks.positive_int(warmup, "warmup (pasos de calentamiento)")
+    checks.positive_int(total, "total (pasos de entrenamiento)")
     if warmup >= total:
         raise ValueError(
             f"El calentamiento ({warmup} pasos) debe ser más corto que el entrenamiento "
@@ -344,16 +376,18 @@ SCHEDULES: tuple[str, ...] = ("linear", "noam", "constant")
 
 @dataclass
 class Recipe:
-    """Everything that defines a training run except the model.
+    """Everything that defines a training run except the model and the data.
 
-    * ``steps``, ``batch_size``: how many optimiser steps, of how many fresh examples;
-    * ``lr``: the peak learning rate, reached after ``warmup`` steps;
+    * ``steps``, ``batch_size``: how many optimiser steps, of how many examples;
+    * ``lr``: the peak learning rate, reached after ``warmup`` steps (warm-up
+      is always counted in steps);
     * ``schedule``: ``"linear"`` (:func:`warmup_linear_lambda`), ``"noam"``
       (the rule of the paper, scaled so that its peak is ``lr``) or
       ``"constant"`` (the warm-up, then ``lr`` until the end);
     * ``smoothing``: label smoothing ε; ``grad_clip``: clip the gradient norm;
-    * ``eval_every``: every how many steps to measure the exact match on
-      ``eval_size`` validation examples (0: never).
+    * ``eval_every``: every how many steps to evaluate (0: never);
+      ``eval_size``: how many validation examples a task evaluates on;
+    * ``weight_decay``: 0 gives Adam; above 0, AdamW with this decoupled decay.
     """
 
     steps: int
@@ -365,37 +399,62 @@ class Recipe:
     grad_clip: float | None = 1.0
     eval_every: int = 0
     eval_size: int = 200
+    weight_decay: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_positive(self.steps, "steps", integer=True)
-        _check_positive(self.batch_size, "batch_size", integer=True)
-        _check_positive(self.lr, "lr")
-        _check_positive(self.warmup, "warmup", integer=True)
+        checks.positive_int(self.steps, "steps")
+        checks.positive_int(self.batch_size, "batch_size")
+        checks.positive_number(self.lr, "lr")
+        checks.positive_int(self.warmup, "warmup (pasos de calentamiento)")
         if self.schedule not in SCHEDULES:
             raise ValueError(
                 f"schedule debe ser 'linear' (calentamiento y bajada lineal), 'noam' o 'constant'; "
                 f"se recibió {self.schedule!r}."
             )
         _check_smoothing(self.smoothing)
-        if isinstance(self.eval_every, bool) or not isinstance(self.eval_every, int) or self.eval_every < 0:
-            raise ValueError(f"eval_every debe ser un entero ≥ 0; se recibió {self.eval_every!r}.")
+        if self.grad_clip is not None:
+            checks.positive_number(self.grad_clip, "grad_clip")
+        checks.non_negative_int(self.eval_every, "eval_every")
+        checks.positive_int(self.eval_size, "eval_size")
+        checks.non_negative_number(self.weight_decay, "weight_decay")
         if self.warmup >= self.steps:
             raise ValueError(
                 f"El calentamiento ({self.warmup} pasos) debe ser más corto que el entrenamiento "
                 f"({self.steps} pasos)."
             )
 
+    def rate(self) -> Callable[[int], float]:
+        """The schedule as a multiplier of ``lr`` for ``LambdaLR`` (counter from 0)."""
+        if self.schedule == "linear":
+            return warmup_linear_lambda(self.warmup, self.steps)
+        if self.schedule == "constant":
+            return lambda counter: min(1.0, (counter + 1) / self.warmup)
+        # Noam's rule with factor √warmup peaks at 1 when t = warmup (d_model cancels).
+        return noam_lambda(1, self.warmup, math.sqrt(self.warmup))
+
+    def optimizer(self, params: Iterable) -> torch.optim.Optimizer:
+        """Adam (β = (0.9, 0.98), ε = 10⁻⁹), or AdamW when ``weight_decay > 0``."""
+        if self.weight_decay > 0:
+            return torch.optim.AdamW(params, lr=self.lr, betas=(0.9, 0.98), eps=1e-9,
+                                     weight_decay=self.weight_decay)
+        return torch.optim.Adam(params, lr=self.lr, betas=(0.9, 0.98), eps=1e-9)
+
 
 @dataclass
 class FitResult:
-    """What :func:`fit` returns: the per-step :class:`History`, the validation
-    exact match measured every ``recipe.eval_every`` steps, and timings."""
+    """What :func:`fit` returns: the per-step :class:`History`, the evaluations
+    ``(step, value)`` made every ``recipe.eval_every`` steps, and timings."""
 
     history: History
     recipe: Recipe
     device: str
     wall_s: float
     evals: list[tuple[int, float]] = field(default_factory=list)
+
+    @property
+    def steps_per_s(self) -> float:
+        """Optimisation steps per second of wall time (evaluations included)."""
+        return self.history.steps / self.wall_s if self.wall_s > 0 else float("nan")
 
     def log(self, every: int | None = None) -> str:
         """A table (Spanish) of the mean loss, learning rate and validation
@@ -420,84 +479,95 @@ def _progress(total: int, desc: str, enabled: bool):
     stored notebook it leaves plain text, which the tests' sanitiser replaces."""
     if not enabled:
         return None
-    import sys
-
-    from tqdm.std import tqdm
-
     return tqdm(total=total, desc=desc, file=sys.stdout, mininterval=1.0, ascii=False,
                 dynamic_ncols=False, ncols=90, leave=True)
 
 
-def fit(model: nn.Module, task, recipe: Recipe, *, device=None, seed: int = 0,
-        progress: bool = True, desc: str = "entrenando") -> FitResult:
-    """Train an encoder-decoder ``model`` on a :class:`dldna.tasks.Task` with ``recipe``.
+def _to_device(batch, device: torch.device):
+    """Move a batch (a tensor, a tuple/list of tensors, or an object with ``.to``) to ``device``."""
+    if isinstance(batch, Tensor) or hasattr(batch, "to"):
+        return batch.to(device)
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(_to_device(b, device) for b in batch)
+    raise TypeError(
+        "Cada lote debe ser un tensor, una tupla de tensores o un objeto con método .to(); "
+        f"se recibió {type(batch).__name__}."
+    )
 
-    Every step draws a *fresh* batch from ``task.batch`` (never a held-out
-    example: make the test set with ``task.test_set`` before calling ``fit``),
-    computes the teacher-forcing loss (:func:`seq2seq_loss`, padding ignored),
-    and takes one Adam step (β = (0.9, 0.98), ε = 10⁻⁹) with the schedule of
-    the recipe. A text progress bar shows the loss; every
-    ``recipe.eval_every`` steps the model decodes ``recipe.eval_size``
-    validation examples greedily and the exact match is recorded.
+
+#: How often :func:`fit` copies the losses from the device (see :func:`train_steps`).
+READ_EVERY = 25
+
+
+def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor],
+        recipe: Recipe, *, evaluate: Callable[[nn.Module], float] | None = None, device=None,
+        seed: int = 0, progress: bool = True, desc: str = "entrenando") -> FitResult:
+    """Train ``model`` with ``recipe``: the one training loop of the book.
+
+    Every step takes the batch ``batches(step)``, moves it to the device,
+    computes ``loss_fn(model, batch)`` and takes one step of Adam
+    (β = (0.9, 0.98), ε = 10⁻⁹; AdamW if ``recipe.weight_decay > 0``) with the
+    recipe's schedule and gradient clipping. A text progress bar shows the
+    loss. Every ``recipe.eval_every`` steps ``evaluate(model)`` is called
+    with the model in eval mode and under ``torch.no_grad()``; its value
+    (in [0, 1], e.g. an accuracy) is recorded in ``FitResult.evals``.
 
     Args:
+        batches: ``batches(step) -> batch`` (a tensor, a tuple of tensors or
+            an object with ``.to(device)``); an iterable of batches, or one
+            fixed tuple of tensors, are accepted too.
+        loss_fn: ``loss_fn(model, batch) -> scalar loss``.
+        evaluate: ``evaluate(model) -> float in [0, 1]`` (optional).
         device: where to train (default: :func:`dldna.runtime.get_device`);
             the model is moved there.
-        seed: seeds the data stream and PyTorch (dropout), so that two runs on
-            the same machine give the same numbers.
+        seed: seeds PyTorch (initialisation done later, dropout); the data are
+            the business of ``batches``.
 
-    Returns a :class:`FitResult`; ``wall_s`` includes the validation.
+    Mixed precision is not used: the book's models are a few hundred
+    thousand parameters, bound by kernel launches and Python rather than by
+    arithmetic, so bfloat16 would save almost nothing and would make the
+    printed losses differ between a CPU and a GPU.
+
+    Returns a :class:`FitResult`; ``wall_s`` includes the evaluations, and
+    on a GPU it waits for the last step to finish before stopping the clock.
     """
-    import random
-    import time
-
-    from dldna import runtime
-    from dldna.tasks.base import PAD_ID, exact_match, greedy_decoder
-
-    dev = runtime.get_device() if device is None else torch.device(device)
+    dev = checks.device(device)
+    get = _batches(batches)
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn debe ser una función (modelo, lote) → pérdida; se recibió {loss_fn!r}.")
+    if evaluate is not None and not callable(evaluate):
+        raise TypeError(f"evaluate debe ser una función modelo → número; se recibió {evaluate!r}.")
+    if not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
     model.to(dev)
     runtime.seed_everything(seed)
-    rng = random.Random(seed)
-    validation = []
-    if recipe.eval_every:
-        # The same validation set for the same seed, whatever was held out
-        # before (so that two runs see the same batches); held out from now on.
-        validation = task.examples(recipe.eval_size, random.Random(seed + 1), unique=True)
-        task.hold_out(validation)
-    optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), eps=1e-9)
-    if recipe.schedule == "linear":
-        rule = warmup_linear_lambda(recipe.warmup, recipe.steps)
-    elif recipe.schedule == "constant":
-        def rule(counter: int) -> float:
-            return min(1.0, (counter + 1) / recipe.warmup)
-    else:
-        d_model = model.config.d_model
-        factor = recipe.lr * math.sqrt(d_model * recipe.warmup)  # peak = lr at t = warmup
-        noam = noam_lambda(d_model, recipe.warmup, factor)
-
-        def rule(counter: int) -> float:
-            return noam(counter) / recipe.lr
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rule)
-    decode = greedy_decoder(model, task.max_target_len)
+    optimizer = recipe.optimizer(model.parameters())
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, recipe.rate())
     bar = _progress(recipe.steps, desc, progress)
     evals: list[tuple[int, float]] = []
+    shown = 0
 
-    def on_step(step: int, loss: float) -> None:
+    def on_step(done: int, history: History) -> None:
+        nonlocal shown
         if bar is not None:
-            bar.set_postfix_str(f"pérdida={loss:.4f}", refresh=False)
             bar.update(1)
-        if recipe.eval_every and (step + 1) % recipe.eval_every == 0:
-            evals.append((step + 1, exact_match(task, decode, validation, device=dev).accuracy))
+            if history.steps > shown:
+                shown = history.steps
+                bar.set_postfix_str(f"pérdida={history.final:.4f}", refresh=False)
+        if evaluate is not None and recipe.eval_every and done % recipe.eval_every == 0:
+            model.eval()
+            with torch.no_grad():
+                value = evaluate(model)
             model.train()
+            value = checks.probability(value, "El valor que devuelve evaluate")
+            evals.append((done, value))
 
     start = time.perf_counter()
     try:
         history = train_steps(
-            model, lambda _step: task.batch(recipe.batch_size, rng).to(dev), optimizer,
-            steps=recipe.steps,
-            loss_fn=lambda m, b: seq2seq_loss(m, b.src, b.tgt, pad_id=PAD_ID, smoothing=recipe.smoothing),
-            scheduler=scheduler, grad_clip=recipe.grad_clip, on_step=on_step,
+            model, lambda step: _to_device(get(step), dev), optimizer, steps=recipe.steps,
+            loss_fn=loss_fn, scheduler=scheduler, grad_clip=recipe.grad_clip, on_step=on_step,
+            read_every=READ_EVERY,
         )
     finally:
         if bar is not None:
@@ -522,6 +592,18 @@ class CheckpointError(ValueError):
 _CHECKPOINT_FORMAT = "dldna-transformer"
 
 
+def _plain(value):
+    """``value`` with NumPy scalars and arrays turned into Python numbers and
+    lists, so that ``torch.load(weights_only=True)`` can read it back."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    return value
+
+
 def save_checkpoint(model: nn.Module, path, *, extra: dict | None = None):
     """Save ``model`` (a :class:`dldna.transformer.Transformer`) to ``path``.
 
@@ -531,9 +613,6 @@ def save_checkpoint(model: nn.Module, path, *, extra: dict | None = None):
     lists) such as the task or the accuracy reached. Nothing is saved unless
     you call this function. Returns the path.
     """
-    import dataclasses
-    from pathlib import Path
-
     config = getattr(model, "config", None)
     if config is None or not dataclasses.is_dataclass(config):
         raise TypeError(
@@ -547,7 +626,7 @@ def save_checkpoint(model: nn.Module, path, *, extra: dict | None = None):
         "version": 1,
         "config": dataclasses.asdict(config),
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-        "extra": dict(extra or {}),
+        "extra": _plain(dict(extra or {})),
     }, path)
     return path
 
@@ -571,15 +650,8 @@ def load_checkpoint(path, model: nn.Module | None = None, *, device=None):
         CheckpointError: the file is corrupt, is not a checkpoint of this
             book, or does not fit ``model`` (the message says what differs).
     """
-    import pickle
-    import zipfile
-    from pathlib import Path
-
-    from dldna import runtime
-    from dldna.transformer import Transformer, TransformerConfig
-
     path = Path(path)
-    dev = runtime.get_device() if device is None else torch.device(device)
+    dev = checks.device(device)
     if not path.is_file():
         raise FileNotFoundError(f"No existe el punto de control {str(path)!r}.")
     try:

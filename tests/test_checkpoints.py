@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from dldna import training
+from dldna.tasks import train
 from dldna.tasks.copy import CopyTask
 from dldna.transformer import Transformer, TransformerConfig
 
@@ -112,5 +113,22 @@ def test_training_saves_nothing_unless_asked(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     task = CopyTask(length=4)
     recipe = training.Recipe(steps=3, batch_size=4, lr=1e-3, warmup=1)
-    training.fit(small_model(), task, recipe, device="cpu", progress=False)
+    train(small_model(), task, recipe, device="cpu", progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_numpy_values_in_extra_are_saved_as_plain_python(tmp_path):
+    import numpy as np
+
+    extra = {"exactitud": np.float32(0.75), "pasos": np.int64(400), "curva": np.array([0.5, 1.0]),
+             "lista": [np.float64(0.25)]}
+    path = training.save_checkpoint(small_model(), tmp_path / "m.pt", extra=extra)
+    _, loaded = training.load_checkpoint(path, device="cpu")
+    assert loaded == {"exactitud": 0.75, "pasos": 400, "curva": [0.5, 1.0], "lista": [0.25]}
+    assert type(loaded["pasos"]) is int and type(loaded["exactitud"]) is float
+
+
+def test_load_checkpoint_checks_the_device(tmp_path):
+    path = training.save_checkpoint(small_model(), tmp_path / "m.pt")
+    with pytest.raises(ValueError, match="Dispositivo desconocido"):
+        training.load_checkpoint(path, device="gpu")

@@ -286,17 +286,19 @@ def test_recipe_validation():
         Recipe(steps=10, batch_size=2, lr=0, warmup=2)
 
 
-def test_fit_is_deterministic_logs_and_evaluates(capsys):
-    from dldna.training import Recipe, fit
+def test_train_is_deterministic_logs_and_evaluates(capsys):
+    from dldna.tasks import train
+    from dldna.training import Recipe
 
     task = CopyTask(length=4, n_symbols=5)
-    task.test_set(50)
+    test = task.test_set(50)
     recipe = Recipe(steps=20, batch_size=8, lr=3e-3, warmup=5, eval_every=10, eval_size=30)
     runs = []
     for _ in range(2):
-        result = fit(_tiny_model(task), task, recipe, device="cpu", seed=0)
+        result = train(_tiny_model(task), task, recipe, device="cpu", seed=0)
         runs.append(result)
     assert runs[0].history.loss == runs[1].history.loss
+    assert all(isinstance(v, float) for v in runs[0].history.loss)
     assert runs[0].evals == runs[1].evals and [s for s, _ in runs[0].evals] == [10, 20]
     assert runs[0].history.steps == 20 and runs[0].device == "cpu" and runs[0].wall_s > 0
     lr = runs[0].history.lr
@@ -305,18 +307,39 @@ def test_fit_is_deterministic_logs_and_evaluates(capsys):
     assert log.splitlines()[0].split()[0] == "paso" and len(log.splitlines()) == 3
     out = capsys.readouterr().out
     assert "entrenando" in out and "pérdida=" in out  # the text progress bar, on stdout
+    # the validation set (30 sources, drawn with seed + 1) is held out from training too
+    validation = {ex.key for ex in task.examples(30, random.Random(1), unique=True)}
+    assert task.held_out == {ex.key for ex in test} | validation
+    other = train(_tiny_model(task), task, recipe, device="cpu", seed=1, progress=False)
+    assert other.history.loss != runs[0].history.loss
 
 
-def test_fit_learns_and_noam_and_constant_schedules_peak_at_lr():
-    from dldna.training import Recipe, fit
+def test_train_learns_and_noam_and_constant_schedules_peak_at_lr():
+    from dldna.tasks import train
+    from dldna.training import Recipe
 
     task = CopyTask(length=3, n_symbols=4)
     for schedule in ("noam", "constant"):
         recipe = Recipe(steps=12, batch_size=8, lr=2e-3, warmup=4, schedule=schedule)
-        result = fit(_tiny_model(task), task, recipe, device="cpu", progress=False)
+        result = train(_tiny_model(task), task, recipe, device="cpu", progress=False)
         assert max(result.history.lr) == pytest.approx(2e-3)
+        assert result.history.lr.index(max(result.history.lr)) == 3  # the peak at t = warmup
     recipe = Recipe(steps=60, batch_size=16, lr=1e-2, warmup=10)
     model = _tiny_model(task)
-    result = fit(model, task, recipe, device="cpu", progress=False)
+    result = train(model, task, recipe, device="cpu", progress=False)
     assert sum(result.history.loss[-10:]) / 10 < 0.5 * sum(result.history.loss[:10]) / 10
     assert not model.training
+
+
+def test_train_rejects_what_is_not_a_task_or_a_recipe():
+    from dldna.tasks import train
+    from dldna.training import Recipe
+
+    task = CopyTask(length=3, n_symbols=4)
+    recipe = Recipe(steps=12, batch_size=8, lr=2e-3, warmup=4)
+    with pytest.raises(TypeError, match="task debe ser una tarea"):
+        train(_tiny_model(task), "copia", recipe)
+    with pytest.raises(TypeError, match="recipe debe ser"):
+        train(_tiny_model(task), task, {"steps": 12})
+    with pytest.raises(ValueError, match="Dispositivo desconocido"):
+        train(_tiny_model(task), task, recipe, device="gpu0")

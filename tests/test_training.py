@@ -105,8 +105,8 @@ def test_train_steps_batches_history_and_errors():
     assert history.final < history.loss[0] and history.lr == [0.1] * 50
     seen = []
     train_steps(model, lambda s: (x[s:s + 2], y[s:s + 2]), opt, steps=3, loss_fn=loss,
-                on_step=lambda s, value: seen.append(s))
-    assert seen == [0, 1, 2]
+                on_step=lambda done, h: seen.append(done))
+    assert seen == [1, 2, 3]
     with pytest.raises(ValueError, match="Se acabaron"):
         train_steps(model, [(x, y)], opt, steps=2, loss_fn=loss)
     with pytest.raises(ValueError, match="steps"):
@@ -135,3 +135,101 @@ def test_figures_are_returned_without_pyplot():
     assert curves[10][9] == pytest.approx(training.noam_rate(10, 64, 10))
     with pytest.raises(ValueError):
         vt.loss_plot([])
+
+
+def test_train_steps_reads_the_losses_every_few_steps_only():
+    seed_everything(0)
+    model = nn.Linear(4, 1)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss = lambda m, b: nn.functional.mse_loss(m(b[0]), b[1])  # noqa: E731
+    read = []
+    history = train_steps(model, (x, y), opt, steps=12, loss_fn=loss, read_every=5,
+                          on_step=lambda done, h: read.append(h.steps))
+    assert read == [0, 0, 0, 0, 5, 5, 5, 5, 5, 10, 10, 12]
+    assert history.steps == 12 and all(type(v) is float for v in history.loss)
+    again = train_steps(nn.Linear(4, 1), (x, y), torch.optim.SGD(model.parameters(), lr=0.01),
+                        steps=3, loss_fn=loss, read_every=1)
+    assert again.steps == 3
+
+
+def test_train_steps_stops_at_a_non_finite_loss_and_names_its_step():
+    model = nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def loss(m, step):
+        out = m(torch.ones(1, 2)).sum()
+        return out * float("nan") if step == 6 else out
+
+    with pytest.raises(FloatingPointError, match="paso 7"):
+        train_steps(model, lambda s: s, opt, steps=20, loss_fn=loss, read_every=5)
+
+
+# -- the front end: fit ------------------------------------------------------------
+
+
+def _regression():
+    seed_everything(0)
+    w = torch.tensor([[1.0, -2.0, 0.5]])
+    x = torch.randn(256, 3)
+    return x, x @ w.T
+
+
+def test_fit_trains_any_model_with_a_batch_function_and_evaluates():
+    from dldna.training import FitResult, Recipe, fit
+
+    x, y = _regression()
+    model = nn.Linear(3, 1)
+    modes = []
+
+    def evaluate(m):
+        modes.append((m.training, torch.is_grad_enabled()))
+        return float(nn.functional.mse_loss(m(x), y) < 0.05)
+
+    recipe = Recipe(steps=60, batch_size=32, lr=0.1, warmup=5, eval_every=20, schedule="constant")
+    result = fit(model, lambda s: (x[(s % 8) * 32:(s % 8 + 1) * 32], y[(s % 8) * 32:(s % 8 + 1) * 32]),
+                 lambda m, b: nn.functional.mse_loss(m(b[0]), b[1]), recipe,
+                 evaluate=evaluate, device="cpu", progress=False)
+    assert isinstance(result, FitResult) and result.history.steps == 60, result.history.final
+    assert [s for s, _ in result.evals] == [20, 40, 60] and result.evals[-1][1] == 1.0
+    assert modes == [(False, False)] * 3  # eval mode, no gradients
+    assert not model.training and result.steps_per_s > 0
+    assert result.history.final < 0.1 * result.history.loss[0]
+
+
+def test_fit_is_seeded_and_checks_its_arguments():
+    from dldna.training import Recipe, fit
+
+    x, y = _regression()
+    recipe = Recipe(steps=10, batch_size=8, lr=0.01, warmup=2)
+    loss = lambda m, b: nn.functional.mse_loss(m(b[0]), b[1])  # noqa: E731
+
+    def run(seed):
+        return fit(nn.Sequential(nn.Dropout(0.5), nn.Linear(3, 1)), (x, y), loss, recipe,
+                   device="cpu", seed=seed, progress=False).history.loss
+
+    # The model is built before fit, so only dropout sees the seed here.
+    assert run(0) != run(1)
+    with pytest.raises(ValueError, match="Dispositivo desconocido"):
+        fit(nn.Linear(3, 1), (x, y), loss, recipe, device="gpu")
+    with pytest.raises(TypeError, match="dispositivo debe ser un texto"):
+        fit(nn.Linear(3, 1), (x, y), loss, recipe, device=0.5)
+    with pytest.raises(ValueError, match="probabilidad"):
+        fit(nn.Linear(3, 1), (x, y), loss, Recipe(steps=4, batch_size=8, lr=0.01, warmup=1, eval_every=2),
+            evaluate=lambda m: 3.0, device="cpu", progress=False)
+    with pytest.raises(TypeError, match="batches debe ser"):
+        fit(nn.Linear(3, 1), 5, loss, recipe, device="cpu", progress=False)
+
+
+def test_recipe_weight_decay_gives_adamw():
+    from dldna.training import Recipe
+
+    params = [nn.Parameter(torch.ones(2))]
+    assert type(Recipe(steps=4, batch_size=1, lr=0.1, warmup=1).optimizer(params)) is torch.optim.Adam
+    decayed = Recipe(steps=4, batch_size=1, lr=0.1, warmup=1, weight_decay=0.01).optimizer(params)
+    assert type(decayed) is torch.optim.AdamW and decayed.param_groups[0]["weight_decay"] == 0.01
+    assert decayed.param_groups[0]["betas"] == (0.9, 0.98)
+    with pytest.raises(ValueError, match="weight_decay"):
+        Recipe(steps=4, batch_size=1, lr=0.1, warmup=1, weight_decay=-1)
+    with pytest.raises(ValueError, match="eval_size"):
+        Recipe(steps=4, batch_size=1, lr=0.1, warmup=1, eval_size=0)

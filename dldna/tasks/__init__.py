@@ -6,6 +6,9 @@
 * :mod:`dldna.tasks.addition`: add two numbers, answer in either digit order (7b);
 * :mod:`dldna.tasks.parsing`: arithmetic assignments to prefix trees (7c).
 
+:func:`train` trains a model on a task (fresh batches, teacher forcing,
+exact-match validation) with the book's one loop, :func:`dldna.training.fit`.
+
 Each task module may define ``benchmark(device=None) -> BenchResult``;
 ``tools/bench.py`` (``make bench``) finds and runs them all.
 """
@@ -28,6 +31,7 @@ from dldna.tasks.base import (
     make_batch,
     pad_batch,
     strip_output,
+    train,
 )
 
 __all__ = [
@@ -48,4 +52,5 @@ __all__ = [
     "make_batch",
     "pad_batch",
     "strip_output",
+    "train",
 ]

@@ -45,12 +45,18 @@ Tasks and the benchmark
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
+
+from dldna import checks, runtime
+from dldna.decoding import greedy_decode
+from dldna.training import FitResult, Recipe, fit, seq2seq_loss
+from dldna.transformer import Transformer
 
 __all__ = [
     "PAD_ID",
@@ -69,6 +75,7 @@ __all__ = [
     "exact_match",
     "strip_output",
     "greedy_decoder",
+    "train",
     "BenchResult",
     "benchmark_task",
 ]
@@ -443,12 +450,60 @@ def greedy_decoder(model, max_len: int) -> DecodeFn:
     """A ``decode_fn`` for :func:`exact_match`: greedy decoding of ``model``
     with :func:`dldna.decoding.greedy_decode` (at most ``max_len`` tokens, EOS
     included; the model is put in eval mode while it decodes)."""
-    from dldna.decoding import greedy_decode
 
     def run(src: Tensor) -> Tensor:
         return greedy_decode(model, src, max_len, BOS_ID, EOS_ID, PAD_ID)
 
     return run
+
+
+# ---------------------------------------------------------------------------
+# Training on a task
+# ---------------------------------------------------------------------------
+
+
+def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: int = 0,
+          progress: bool = True, desc: str = "entrenando") -> FitResult:
+    """Train an encoder-decoder ``model`` on ``task`` with :func:`dldna.training.fit`.
+
+    What this adds to ``fit`` is the task's three pieces:
+
+    * **batches**: every step draws ``recipe.batch_size`` *fresh* examples
+      (:meth:`Task.batch`, from a ``random.Random(seed)``), never a held-out
+      one: make the test set with :meth:`Task.test_set` *before* training;
+    * **loss**: teacher forcing (:func:`dldna.training.seq2seq_loss`, padding
+      ignored, label smoothing ``recipe.smoothing``);
+    * **evaluation** (when ``recipe.eval_every > 0``): the exact match of
+      greedy decoding on ``recipe.eval_size`` validation examples, drawn with
+      seed ``seed + 1`` and held out from training from then on.
+
+    ``device``: where to train (default: :func:`dldna.runtime.get_device`);
+    ``seed`` seeds the data stream and PyTorch, so two runs on the same
+    machine give the same numbers. Returns the :class:`~dldna.training.FitResult`.
+    """
+    if not isinstance(task, Task):
+        raise TypeError(f"task debe ser una tarea de dldna.tasks (Task); se recibió {type(task).__name__}.")
+    if not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
+    seed = checks.non_negative_int(seed, "seed (semilla)")
+    dev = checks.device(device)
+    evaluate = None
+    if recipe.eval_every:
+        # The same validation set for the same seed, whatever was held out
+        # before (so that two runs see the same batches); held out from now on.
+        validation = task.examples(recipe.eval_size, random.Random(seed + 1), unique=True)
+        task.hold_out(validation)
+        decode = greedy_decoder(model, task.max_target_len)
+
+        def evaluate(_model: nn.Module) -> float:
+            return exact_match(task, decode, validation, device=dev).accuracy
+
+    rng = random.Random(seed)
+    return fit(
+        model, lambda _step: task.batch(recipe.batch_size, rng),
+        lambda m, b: seq2seq_loss(m, b.src, b.tgt, pad_id=PAD_ID, smoothing=recipe.smoothing),
+        recipe, evaluate=evaluate, device=dev, seed=seed, progress=progress, desc=desc,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -471,22 +526,17 @@ class BenchResult:
 def benchmark_task(task: Task, config, recipe, *, device=None, quick: bool = False,
                    test_size: int = 1000, seed: int = 0, note: str = "") -> BenchResult:
     """Train a fresh :class:`dldna.transformer.Transformer` of ``config`` on
-    ``task`` with ``recipe`` (:func:`dldna.training.fit`, no progress bar) and
+    ``task`` with ``recipe`` (:func:`train`, no progress bar) and
     measure the exact match of greedy decoding on ``test_size`` held-out
     examples. ``quick``: 5 steps and 20 test examples, to check the plumbing.
     The time is the training's wall time."""
-    import dataclasses
-
-    from dldna import runtime, training
-    from dldna.transformer import Transformer
-
     if quick:
         recipe = dataclasses.replace(recipe, steps=5, warmup=2, eval_every=0)
         test_size = 20
-    dev = runtime.get_device() if device is None else runtime.get_device(str(device))
+    dev = checks.device(device)
     test = task.test_set(test_size)
     runtime.seed_everything(seed)
     model = Transformer(config)
-    result = training.fit(model, task, recipe, device=dev, seed=seed, progress=False)
+    result = train(model, task, recipe, device=dev, seed=seed, progress=False)
     score = exact_match(task, greedy_decoder(model, task.max_target_len), test, device=dev)
     return BenchResult(task.name, dev.type, recipe.steps, result.wall_s, score.accuracy, note)

@@ -18,7 +18,10 @@ from __future__ import annotations
 import random
 import string
 
-from dldna.tasks.base import Example, Task, Tokenizer
+from dldna import checks
+from dldna.tasks.base import BenchResult, Example, Task, Tokenizer, benchmark_task
+from dldna.training import Recipe
+from dldna.transformer import TransformerConfig
 
 __all__ = ["CopyTask", "ALPHABET"]
 
@@ -37,13 +40,17 @@ class CopyTask(Task):
 
     def __init__(self, length: int = 20, n_symbols: int = 20, min_length: int | None = None):
         super().__init__()
-        if not 1 <= n_symbols <= len(string.ascii_lowercase):
+        length = checks.positive_int(length, "length (longitud de las secuencias)")
+        n_symbols = checks.positive_int(n_symbols, "n_symbols (número de símbolos)")
+        if n_symbols > len(string.ascii_lowercase):
             raise ValueError(f"n_symbols debe estar entre 1 y 26; se recibió {n_symbols!r}.")
-        if length < 1 or (min_length is not None and not 1 <= min_length <= length):
-            raise ValueError(
-                f"Longitudes no válidas: length={length!r}, min_length={min_length!r} "
-                "(hace falta 1 ≤ min_length ≤ length)."
-            )
+        if min_length is not None:
+            min_length = checks.positive_int(min_length, "min_length (longitud mínima)")
+            if min_length > length:
+                raise ValueError(
+                    f"Longitudes no válidas: length={length!r}, min_length={min_length!r} "
+                    "(hace falta 1 ≤ min_length ≤ length)."
+                )
         self.length = length
         self.min_length = length if min_length is None else min_length
         self.symbols = string.ascii_lowercase[:n_symbols]
@@ -60,33 +67,23 @@ class CopyTask(Task):
         return Example(seq, seq)
 
 
-def setup(task: CopyTask | None = None, device=None):
-    """The chapter's model and recipe for ``task`` on ``device``: ``(TransformerConfig, Recipe)``.
+def setup(task: CopyTask | None = None) -> tuple[TransformerConfig, Recipe]:
+    """The chapter's model and recipe for ``task``: ``(TransformerConfig, Recipe)``.
 
-    CPU: one encoder and one decoder layer of width 64 (copying needs a single
+    One encoder and one decoder layer of width 64 (copying needs a single
     cross-attention hop), 400 steps of 64 fresh sequences, peak rate 3·10⁻³
-    after 100 warm-up steps, then a linear decay to 0. GPU: a larger setting
-    of the same recipe.
+    after 100 warm-up steps, then a linear decay to 0. The same on every
+    device: a GPU only runs it faster.
     """
-    from dldna import runtime
-    from dldna.training import Recipe
-    from dldna.transformer import TransformerConfig
-
     task = task or CopyTask()
     n = len(task.src_tokenizer)
-    cpu = (TransformerConfig(src_vocab=n, tgt_vocab=n, d_model=64, n_heads=4, n_encoder_layers=1,
-                             n_decoder_layers=1, d_ff=128, dropout=0.0, max_len=64),
-           Recipe(steps=400, batch_size=64, lr=3e-3, warmup=100, eval_every=50))
-    gpu = (TransformerConfig(src_vocab=n, tgt_vocab=n, d_model=128, n_heads=4, n_encoder_layers=2,
-                             n_decoder_layers=2, d_ff=512, dropout=0.0, max_len=64),
-           Recipe(steps=1000, batch_size=256, lr=1e-3, warmup=100, eval_every=100))
-    return runtime.size_for_device(cpu, gpu, device)
+    return (TransformerConfig(src_vocab=n, tgt_vocab=n, d_model=64, n_heads=4, n_encoder_layers=1,
+                              n_decoder_layers=1, d_ff=128, dropout=0.0, max_len=64),
+            Recipe(steps=400, batch_size=64, lr=3e-3, warmup=100, eval_every=50))
 
 
-def benchmark(device=None, quick: bool = False):
+def benchmark(device=None, quick: bool = False) -> BenchResult:
     """Row of ``make bench``: train with :func:`setup`, exact match on 1,000 fresh sequences."""
-    from dldna.tasks.base import benchmark_task
-
     task = CopyTask()
-    config, recipe = setup(task, device)
+    config, recipe = setup(task)
     return benchmark_task(task, config, recipe, device=device, quick=quick)

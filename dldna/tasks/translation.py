@@ -42,7 +42,24 @@ from dataclasses import dataclass
 
 import torch
 
-from dldna.tasks.base import PAD_ID, Batch, BenchResult, Example, Task, Tokenizer
+from dldna import runtime
+from dldna.decoding import greedy_decode
+from dldna.tasks.base import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    Batch,
+    BenchResult,
+    Example,
+    Task,
+    Tokenizer,
+    exact_match,
+    greedy_decoder,
+    make_batch,
+    strip_output,
+)
+from dldna.training import LabelSmoothingLoss, noam_optimizer, train_steps
+from dldna.transformer import Transformer, TransformerConfig
 
 __all__ = [
     "NOUNS",
@@ -442,12 +459,9 @@ class TranslationTask(Task):
 def model_config(task: TranslationTask, device=None):
     """The Transformer of the chapter for ``task``: small on a CPU, larger on a GPU
     (:func:`dldna.runtime.size_for_device`)."""
-    from dldna.runtime import size_for_device
-    from dldna.transformer import TransformerConfig
-
     common = dict(src_vocab=len(task.src_tokenizer), tgt_vocab=len(task.tgt_tokenizer), max_len=16,
                   pad_id=PAD_ID)
-    return size_for_device(
+    return runtime.size_for_device(
         cpu=TransformerConfig(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
                               d_ff=128, dropout=0.0, **common),
         gpu=TransformerConfig(d_model=128, n_heads=8, n_encoder_layers=3, n_decoder_layers=3,
@@ -458,8 +472,6 @@ def model_config(task: TranslationTask, device=None):
 
 def translation_loss(model, batch: Batch, smoothing: float = 0.1):
     """Teacher forcing with label smoothing: the decoder reads ``tgt_in`` and must predict ``tgt_out``."""
-    from dldna.training import LabelSmoothingLoss
-
     return LabelSmoothingLoss(smoothing, ignore_index=PAD_ID)(model(batch.src, batch.tgt_in),
                                                               batch.tgt_out)
 
@@ -513,11 +525,6 @@ def train_translation(*, steps: int | None = None, batch_size: int | None = None
     decoding; ``on_eval(step, seconds, loss, accuracy)`` is called then.
     Deterministic on the CPU for a given ``seed``.
     """
-    from dldna import runtime
-    from dldna.tasks.base import exact_match, greedy_decoder
-    from dldna.training import noam_optimizer, train_steps
-    from dldna.transformer import Transformer
-
     device = runtime.get_device(device) if not isinstance(device, torch.device) else device
     steps = runtime.size_for_device(cpu=300, gpu=1500, device=device) if steps is None else steps
     batch_size = runtime.size_for_device(cpu=64, gpu=256, device=device) if batch_size is None else batch_size
@@ -541,12 +548,11 @@ def train_translation(*, steps: int | None = None, batch_size: int | None = None
         if on_eval is not None:
             on_eval(step, seconds, loss, acc)
 
-    def after(step: int, loss: float) -> None:
-        done = step + 1
+    def after(done: int, history) -> None:
         if done in wanted:
             snapshots[done] = {k: v.detach().clone() for k, v in model.state_dict().items()}
         if done % eval_every == 0 or done == steps:
-            evaluate(done, loss)
+            evaluate(done, history.final)
 
     history = train_steps(model, lambda _: task.batch(batch_size, rng).to(device), optimizer,
                           steps=steps, loss_fn=translation_loss, scheduler=scheduler, on_step=after)
@@ -578,18 +584,6 @@ class AttentionRecord:
     decoder: torch.Tensor
     cross: torch.Tensor
 
-    def explorer_maps(self) -> dict:
-        """The three kinds for :func:`dldna.widgets.model_attention_explorer`."""
-        from dldna.widgets import AttentionMaps
-
-        n = len(self.in_tokens)
-        return {
-            "cross": AttentionMaps(self.cross, [f"→{t}" for t in self.out_tokens], self.src_tokens),
-            "encoder": AttentionMaps(self.encoder, self.src_tokens),
-            "decoder": AttentionMaps(self.decoder, self.in_tokens,
-                                     mask=torch.ones(n, n, dtype=torch.bool).tril()),
-        }
-
 
 def attention_record(model, task: TranslationTask, spanish: str | Sequence[str],
                      english: str | Sequence[str] | None = None) -> AttentionRecord:
@@ -598,9 +592,6 @@ def attention_record(model, task: TranslationTask, spanish: str | Sequence[str],
     Without ``english`` the model's own greedy translation is used; with it,
     that translation is fed to the decoder (teacher forcing).
     """
-    from dldna.decoding import greedy_decode
-    from dldna.tasks.base import BOS_ID, EOS_ID, strip_output
-
     src_tok, tgt_tok = task.src_tokenizer, task.tgt_tokenizer
     device = next(model.parameters()).device
     src = torch.tensor([src_tok.encode(spanish)], device=device)
@@ -629,8 +620,6 @@ def alignment_accuracy(model, task: TranslationTask, examples: Sequence[Example]
     with that word (:meth:`Sentence.alignment`). Returns the hit rate of each
     head, ``(layers, heads)``.
     """
-    from dldna.tasks.base import make_batch
-
     device = next(model.parameters()).device
     batch = make_batch([task.encode(ex) for ex in examples]).to(device)
     training = model.training
