@@ -47,8 +47,9 @@ def _env(**changes: str | None) -> dict[str, str]:
 
 def native_capability() -> str:
     """The kernels PyTorch picks by itself (torch imported without dldna, no pin)."""
-    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-                         env=_env(), capture_output=True, text=True, check=True, timeout=120)
+    probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    out = subprocess.run([sys.executable, "-c", probe], env=_env(), capture_output=True, text=True,
+                         check=True, timeout=120)
     return out.stdout.strip().lower()
 
 
