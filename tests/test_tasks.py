@@ -389,3 +389,22 @@ def test_subclasses_that_change_the_examples_get_the_generic_sampler():
 
     batch = Reverse(length=4).sampler(8, seed=0)(0)
     assert torch.equal(batch.tgt_out[:, :4], batch.src.flip(1))
+
+
+# -- one configuration on every device ----------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["copy", "addition", "parsing", "translation"])
+def test_setup_does_not_depend_on_the_device(module, monkeypatch):
+    import importlib
+    import inspect
+
+    from dldna import runtime
+
+    setup = importlib.import_module(f"dldna.tasks.{module}").setup
+    assert "device" not in inspect.signature(setup).parameters
+    on_cpu = setup()
+    # Even if the machine had a GPU, the chapter's configuration would be the same.
+    monkeypatch.setattr(runtime, "get_device", lambda name=None: torch.device("cuda"))
+    monkeypatch.setenv("DLDNA_DEVICE", "cuda")
+    assert setup() == on_cpu

@@ -137,14 +137,15 @@ def test_a_shorter_run_is_the_beginning_of_the_longer_one():
     """With the Noam schedule a run of k steps is the first k steps of a longer run:
     the «half-trained» model of chapter 7e is a shorter run with the same seed."""
     _, recipe = tr.setup()
-    short = tr.train_translation(recipe=dataclasses.replace(recipe, steps=10, eval_every=0),
-                                 held_out=50, device="cpu", progress=False)
-    long = tr.train_translation(recipe=dataclasses.replace(recipe, steps=20, eval_every=0),
-                                held_out=50, device="cpu", progress=False)
+    recipe = dataclasses.replace(recipe, warmup=4, eval_every=0)
+    short = tr.train_translation(recipe=dataclasses.replace(recipe, steps=10), held_out=50,
+                                 device="cpu", progress=False)
+    long = tr.train_translation(recipe=dataclasses.replace(recipe, steps=20), held_out=50,
+                                device="cpu", progress=False)
     assert short.history.loss == long.history.loss[:10]
     assert short.history.lr == long.history.lr[:10]
     assert short.history.loss != tr.train_translation(
-        recipe=dataclasses.replace(recipe, steps=10, eval_every=0), held_out=50, device="cpu",
+        recipe=dataclasses.replace(recipe, steps=10), held_out=50, device="cpu",
         progress=False, seed=1).history.loss
 
 
@@ -166,8 +167,6 @@ def test_attention_record_shapes_and_rows(trained):
     assert rec.out_tokens == ["the", "black", "cat", "eats", "<eos>"]
     assert torch.allclose(rec.cross.sum(-1), torch.ones(L, H, 5), atol=1e-5)
     assert float(rec.decoder.triu(1).abs().max()) == 0.0  # causal
-    maps = rec.explorer_maps()
-    assert set(maps) == {"cross", "encoder", "decoder"}
 
 
 def test_alignment_accuracy_is_a_rate_per_head(trained):
