@@ -21,8 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PIN_VARS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
 
-#: The comparison at small size: the chapter's model, 300 steps of 64 sums, 300 test sums.
-#: (A narrower model, d_model = 32, learns nothing in 400 steps: no conclusion to compare.)
+#: The chapter's comparison for one seed: its model and recipe (no periodic validation),
+#: scored on 300 unseen sums. Smaller runs teach nothing to compare: with 300 steps of 64
+#: sums both orders are still below 2 % exact sums, and a d_model = 32 model learns nothing.
 SCRIPT = """
 import dataclasses, json
 import dldna, torch
@@ -30,7 +31,7 @@ from dldna.tasks import addition
 
 torch.set_num_threads(1)
 config, recipe = addition.setup()
-recipe = dataclasses.replace(recipe, steps=300, batch_size=64, eval_every=0)
+recipe = dataclasses.replace(recipe, eval_every=0)
 runs = addition.compare_orders(seeds=(0,), config=config, recipe=recipe, test_size=300, device="cpu")
 loss = {r.reverse: sum(r.result.history.loss[-50:]) / 50 for r in runs}
 print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(),
@@ -64,14 +65,14 @@ def run_comparison(env: dict[str, str]) -> dict:
 
 
 def test_the_comparison_concludes_the_same_with_pinned_and_native_kernels():
-    """Same winner (exact match on the test sums) and same order with the lower
-    training loss under both kernels. At this size both orders are still
-    before their jump in accuracy (a few % of exact sums after 300 steps), so
-    the test guards that the *comparison* does not depend on the kernels; the
-    chapter's lesson itself (units first wins) is checked over 3 seeds by the
-    notebook at full size."""
+    """Under both kernels units first wins, by more than 10 points of exact
+    match, and has the lower training loss: the chapter's lesson, for one
+    seed (the notebook checks three)."""
     pinned = run_comparison(_env(ATEN_CPU_CAPABILITY="avx2", MKL_CBWR="AVX2", ONEDNN_MAX_CPU_ISA="AVX2"))
     native = run_comparison(_env(ATEN_CPU_CAPABILITY=native_capability()))
     assert pinned["capability"] == "AVX2"
     assert native["capability"].lower() == native_capability()
-    assert (pinned["wins"], pinned["lower_loss"]) == (native["wins"], native["lower_loss"]), (pinned, native)
+    for run in (pinned, native):
+        acc = run["accuracy"]
+        assert run["wins"] and acc["unidades"] - acc["cifra mayor"] > 0.10, run
+        assert run["lower_loss"] == "unidades", run
