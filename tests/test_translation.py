@@ -177,13 +177,16 @@ def test_alignment_accuracy_is_a_rate_per_head(trained):
     assert float(acc.max()) > 0.5  # some head follows the alignment
 
 
-def test_beam_never_scores_below_greedy_on_the_model(trained):
+def test_beam_scores_at_least_greedy_on_average_on_the_model(trained):
+    """Beam search can prune the greedy path (see test_decoding's counterexample),
+    so it is not better on every sentence; on average it finds outputs at least
+    as probable as greedy's."""
     src = torch.tensor([trained.task.src_tokenizer.encode(ex.source)
                         for ex in trained.test[:60] if len(ex.source) == 4])
     greedy = decoding.greedy_decode(trained.model, src, 10, BOS_ID, EOS_ID)
     beam = decoding.beam_search(trained.model, src, 3, 10, BOS_ID, EOS_ID)
     g = decoding.sequence_log_prob(trained.model, src, greedy, BOS_ID, EOS_ID)
-    assert bool((beam.log_probs >= g - 1e-4).all())
+    assert float(beam.log_probs.mean()) >= float(g.mean()) - 1e-4
 
 
 # -- figures -------------------------------------------------------------------------
