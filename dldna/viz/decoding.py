@@ -19,6 +19,7 @@ from matplotlib.patches import Rectangle
 
 from dldna.viz import style
 from dldna.viz.attention import as_matrix, attention_heatmap
+from dldna.viz.heatmap import outline_cells
 
 __all__ = [
     "beam_tree_layout",
@@ -223,10 +224,7 @@ def alignment_heatmap(
                             ylabel="palabra inglesa producida (consulta)")
     axis = ax
     if gold is not None:
-        for i, cols in enumerate(gold):
-            for j in cols:
-                axis.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False,
-                                         edgecolor=style.HIGHLIGHT, linewidth=2.5, zorder=5))
+        outline_cells(axis, [(i, j) for i, cols in enumerate(gold) for j in cols])
         axis.legend(handles=[Rectangle((0, 0), 1, 1, fill=False, edgecolor=style.HIGHLIGHT,
                                        linewidth=2.5, label="alineación de la gramática")],
                     loc="upper left", bbox_to_anchor=(0.0, -0.22), fontsize="small", frameon=False)
