@@ -188,3 +188,14 @@ def test_built_chapter_links_point_to_the_configured_repository_and_site(built_b
     assert downloads, f"{entry}: falta el botón para descargar el .ipynb"
     for href in downloads:
         assert (built_book / entry).parent.joinpath(href).resolve().is_file(), f"{entry}: {href} no existe"
+
+
+@pytest.mark.book
+def test_sitemap_lists_every_page_of_the_book_at_the_configured_site(built_book):
+    import xml.etree.ElementTree as ET
+
+    site = notebook_tool().pages_url()
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    urls = [loc.text for loc in ET.parse(built_book / "sitemap.xml").getroot().findall("s:url/s:loc", ns)]
+    assert urls and all(u.startswith(site) for u in urls), urls[:3]
+    assert {f"{site}{entry}.html" for entry in toc_files()} <= set(urls)
