@@ -216,7 +216,9 @@ def mask_tokens(ids: Tensor, mask_id: int, first_word: int, vocab: int, *, prob:
 def masked_batches(ids: Tensor, batch_size: int, mask_id: int, first_word: int, vocab: int, *,
                    prob: float = 0.15, seed: int = 0) -> Callable[[int], tuple[Tensor, Tensor]]:
     """``batches(step)`` of ``(inputs, labels)`` from :func:`mask_tokens`: a new
-    corruption of new rows at every step (BERT's *dynamic* masking)."""
+    corruption of new rows at every step: *dynamic* masking, as in RoBERTa
+    (BERT masked statically: its data were duplicated 10 times, each copy with
+    fixed masks)."""
     rows = sentence_batches(ids, batch_size, seed)
 
     def batch(step: int) -> tuple[Tensor, Tensor]:
