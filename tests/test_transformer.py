@@ -297,7 +297,8 @@ def test_trace_shapes_lists_every_stage():
     assert rows["decoder.layers.1.cross_attn"] == [(3, 6, 32), (3, 4, 6, 7)]
     assert rows["salida del modelo"] == [(3, 6, 19)]
     assert rows["máscara causal + relleno del destino"] == [(3, 1, 6, 6)]
-    enc_rows = dict(trace_shapes(Encoder(16, 2, 1, 32), torch.randn(2, 9, 16), show=False))
+    # In eval mode: a training-mode forward takes the fused path, which returns no weights.
+    enc_rows = dict(trace_shapes(Encoder(16, 2, 1, 32).eval(), torch.randn(2, 9, 16), show=False))
     assert enc_rows["layers.0.self_attn"] == [(2, 9, 16), (2, 2, 9, 9)]
 
 
