@@ -57,6 +57,8 @@ def carries(a: int, b: int) -> int:
     >>> carries(45, 178), carries(999, 1), carries(120, 301)
     (2, 3, 0)
     """
+    a = checks.non_negative_int(a, "a (primer sumando)")
+    b = checks.non_negative_int(b, "b (segundo sumando)")
     count = carry = 0
     while a or b or carry:
         carry = int(a % 10 + b % 10 + carry >= 10)
