@@ -126,7 +126,7 @@ def test_bad_probabilities():
 
 def test_short_training_learns_held_out_sentences(trained):
     assert trained.accuracy >= 0.8  # 150 steps; the chapter's 300 reach ≈ 99.8 %
-    assert [s for s, _ in trained.result.evals] == [75, 150] and trained.steps == 150
+    assert [s for s, _ in trained.result.evals] == [75, 150] and trained.history.steps == 150
     assert len(trained.test) == 200
     again = exact_match(trained.task, lambda src: decoding.greedy_decode(
         trained.model, src, 10, BOS_ID, EOS_ID, PAD_ID), trained.test)

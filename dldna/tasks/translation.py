@@ -495,16 +495,8 @@ class TranslationRun:
         return self.result.history
 
     @property
-    def steps(self) -> int:
-        return self.result.history.steps
-
-    @property
     def seconds(self) -> float:
         return self.result.wall_s
-
-    @property
-    def device(self) -> str:
-        return self.result.device
 
 
 def train_translation(*, recipe: Recipe | None = None, seed: int = 0, device=None,
