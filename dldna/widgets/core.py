@@ -239,8 +239,9 @@ class Explorer:
     Subclasses set :attr:`view` (the JavaScript renderer's name) and
     implement :meth:`_make_controls`, :meth:`_figure`, :meth:`_alt` and
     :meth:`_payload`; they may override :meth:`_on_change` to update
-    dependent controls, and :meth:`_note` to show a text with the picture. Constructors validate their arguments and raise
-    ``ValueError``/``TypeError`` in Spanish.
+    dependent controls, and :meth:`_note` to show a text with the picture.
+    Constructors validate their arguments and raise ``ValueError``/``TypeError``
+    in Spanish.
 
     Useful attributes: ``controls`` (name → ipywidget), ``widget`` (the live
     container), ``image`` (the HTML widget with the picture), ``note`` (the
