@@ -256,11 +256,7 @@ def _check_bias(bias: Tensor, target: tuple[int, ...], like: Tensor) -> Tensor:
             f"El sesgo (bias) debe ser un tensor de números reales que se suma a las "
             f"puntuaciones; se recibió {kind}. Para prohibir posiciones usa una máscara booleana."
         )
-    try:
-        ok = torch.broadcast_shapes(bias.shape, tuple(target)) == torch.Size(target)
-    except RuntimeError:
-        ok = False
-    if not ok:
+    if not checks.broadcasts_to(bias.shape, target):
         raise ValueError(
             f"El sesgo de forma {tuple(bias.shape)} no se difunde a las puntuaciones "
             f"(..., q, k) = {tuple(target)}."

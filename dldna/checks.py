@@ -247,7 +247,9 @@ def features(x, name: str, *, like: nn.Module | Tensor | None = None, ndim=None,
     (scores may hold ``-inf`` for masked positions; layer inputs may not).
     The values are looked at only on the CPU, where a reader's own tensors
     live: on a GPU reading them would make the program wait for the device at
-    every call, so there NaN travels on as PyTorch's own layers let it.
+    every call, so there NaN travels on as PyTorch's own layers let it. Nor
+    are they looked at in an activation computed under autograd (one with a
+    ``grad_fn``): the training loss catches a NaN there, at no cost per layer.
     """
     t = as_tensor(x, name)
     if t.dtype == torch.bool or t.is_complex():
@@ -267,13 +269,25 @@ def features(x, name: str, *, like: nn.Module | Tensor | None = None, ndim=None,
     if target_device is not None and t.device != target_device:
         t = t.to(target_device)
     _check_ndim(t, name, ndim, what)
-    if t.device.type == "cpu" and t.numel():
+    # Values are read only where a reader's own tensor can arrive: on the CPU
+    # (see above) and not for an activation that autograd is tracing (grad_fn
+    # set), which a model's own earlier layer produced; scanning every
+    # activation of every layer at every training step cost about 5 % of it.
+    if t.device.type == "cpu" and t.grad_fn is None and t.numel():
         bad = ~torch.isfinite(t) if finite else torch.isnan(t)
         if bad.any():
             if torch.isnan(t).any():
                 raise ValueError(f"{name} contiene NaN (valores no numéricos): revisa cómo se calcularon.")
             raise ValueError(f"{name} contiene valores infinitos (inf); se esperaban números finitos.")
     return t
+
+
+def broadcasts_to(shape, target) -> bool:
+    """Whether a tensor of ``shape`` broadcasts to exactly ``target`` (a plain
+    Python test: ``torch.broadcast_shapes`` is written in Python and slower)."""
+    shape, target = tuple(shape), tuple(target)
+    return len(shape) <= len(target) and all(
+        a in (1, b) for a, b in zip(reversed(shape), reversed(target), strict=False))
 
 
 def mask(value, target, name: str = "La máscara", *, device: torch.device | None = None) -> Tensor:
@@ -291,11 +305,7 @@ def mask(value, target, name: str = "La máscara", *, device: torch.device | Non
             "con dldna.masking.from_additive."
         )
     target = tuple(target)
-    try:
-        ok = torch.broadcast_shapes(t.shape, target) == torch.Size(target)
-    except RuntimeError:
-        ok = False
-    if not ok:
+    if not broadcasts_to(t.shape, target):
         usual = (" Formas habituales: (q, k) para una causal, (batch, 1, 1, k) para una de relleno, "
                  "(batch, 1, q, k) para una por frase.") if len(target) == 4 else ""
         raise ValueError(

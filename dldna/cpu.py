@@ -18,6 +18,11 @@ computed with:
 
 Other architectures (Apple silicon, ARM servers) and GPUs have kernels of
 their own: there the book's conclusions hold, but the last digits may differ.
+
+The number of threads matters too: a parallel sum is split among the threads,
+and another split rounds differently. The stored outputs were computed with
+:data:`BOOK_THREADS` threads (a 2-core machine, like Colab's CPU);
+:func:`describe` says so when the session uses another number.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ ENV_CAPABILITY = "ATEN_CPU_CAPABILITY"
 PINNED = "avx2"
 #: Every variable of the pin and its value.
 PIN: dict[str, str] = {ENV_CAPABILITY: PINNED, "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+#: Threads the stored outputs were computed with (``torch.get_num_threads()``).
+BOOK_THREADS = 2
 _X86 = ("x86_64", "amd64", "i386", "i686", "x86")
 
 
@@ -64,14 +71,22 @@ def _loaded_capability() -> str | None:
 
 
 def describe() -> str:
-    """One Spanish line on the CPU kernels in use, for chapter 0 to print."""
+    """Spanish lines on the CPU kernels in use (and the threads, when they are
+    not :data:`BOOK_THREADS`), for chapter 0 to print."""
     import torch
 
     capability = torch.backends.cpu.get_cpu_capability()
     if not is_x86():
-        return (f"Núcleos de CPU de PyTorch: {capability} (procesador {platform.machine()}; "
+        text = (f"Núcleos de CPU de PyTorch: {capability} (procesador {platform.machine()}; "
                 "las últimas cifras pueden diferir de las del libro).")
-    if capability == "AVX2":
-        return "Núcleos de CPU de PyTorch: AVX2 (los mismos con que se calcularon las salidas del libro)."
-    return (f"Núcleos de CPU de PyTorch: {capability}, no AVX2: importa dldna antes que torch "
-            "(o reinicia el núcleo) para obtener las cifras exactas del libro.")
+    elif capability == "AVX2":
+        text = "Núcleos de CPU de PyTorch: AVX2 (los mismos con que se calcularon las salidas del libro)."
+    else:
+        text = (f"Núcleos de CPU de PyTorch: {capability}, no AVX2: importa dldna antes que torch "
+                "(o reinicia el núcleo) para obtener las cifras exactas del libro.")
+    threads = torch.get_num_threads()
+    if threads != BOOK_THREADS:
+        text += (f"\nHilos de cálculo: {threads}; el libro usó {BOOK_THREADS}, y con otro número las "
+                 "sumas se reparten de otra forma y las últimas cifras de un entrenamiento pueden "
+                 f"cambiar. torch.set_num_threads({BOOK_THREADS}) calcula como el libro.")
+    return text

@@ -28,7 +28,6 @@ key is masked gets zero weights (see :func:`dldna.attention.softmax`).
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass, fields
 
@@ -38,11 +37,6 @@ from torch.nn import functional as F
 
 from dldna import checks, masking, positional
 from dldna.attention import MultiHeadAttention
-
-# The fused attention path (torch's scaled_dot_product_attention, no weights
-# returned) is asked for with need_weights=False where the attention module
-# offers it; layers use it in training mode, when no one reads the weights.
-_FUSED = "need_weights" in inspect.signature(MultiHeadAttention.forward).parameters
 
 __all__ = [
     "ACTIVATIONS",
@@ -70,25 +64,12 @@ ACTIVATIONS: tuple[str, ...] = ("relu", "gelu")
 ADDITIVE_SCHEMES: tuple[str, ...] = ("sinusoidal", "learned", "none")
 
 
-def _attention_schemes() -> tuple[str, ...]:
-    """Attention-level schemes whose hooks exist in this version of the package.
+#: Positional schemes that act inside attention: ``"rope"`` (the ``rotary=``
+#: hook of :class:`~dldna.attention.MultiHeadAttention`), ``"alibi"`` and
+#: ``"t5"`` (the ``bias=`` hook); see :mod:`dldna.positional`.
+ATTENTION_SCHEMES: tuple[str, ...] = ("rope", "alibi", "t5")
 
-    ``"rope"`` (:class:`dldna.positional.RotaryEmbedding`, the ``rotary=`` hook of
-    :class:`~dldna.attention.MultiHeadAttention`), ``"alibi"`` and ``"t5"``
-    (:class:`~dldna.positional.ALiBi`, :class:`~dldna.positional.T5RelativeBias`,
-    the ``bias=`` hook).
-    """
-    params = inspect.signature(MultiHeadAttention.forward).parameters
-    found = []
-    if "rotary" in params and hasattr(positional, "RotaryEmbedding"):
-        found.append("rope")
-    if "bias" in params:
-        found += [name for name, cls in (("alibi", "ALiBi"), ("t5", "T5RelativeBias"))
-                  if hasattr(positional, cls)]
-    return tuple(found)
-
-
-POSITIONAL_SCHEMES: tuple[str, ...] = ADDITIVE_SCHEMES + _attention_schemes()
+POSITIONAL_SCHEMES: tuple[str, ...] = ADDITIVE_SCHEMES + ATTENTION_SCHEMES
 
 
 # ---------------------------------------------------------------------------
@@ -503,7 +484,7 @@ class DecoderLayer(nn.Module):
 def _attention(attn: MultiHeadAttention, training: bool, *args, **kwargs) -> tuple[Tensor, Tensor | None]:
     """``attn(*args, **kwargs)`` → ``(output, detached weights)``. In training
     mode the weights are not recorded (``None``), so the fused kernel can run."""
-    if training and _FUSED:
+    if training:
         kwargs["need_weights"] = False
     out, weights = attn(*args, **kwargs)
     return out, None if weights is None else weights.detach()
@@ -777,7 +758,7 @@ def parameter_breakdown(model: Transformer) -> dict[str, int]:
         return total
 
     parts = {
-        "embeddings": fresh(model.src_embed) + fresh(model.tgt_embed),
+        "incrustaciones": fresh(model.src_embed) + fresh(model.tgt_embed),
         "codificador": fresh(model.encoder),
         "decodificador": fresh(model.decoder),
         "proyección de salida": fresh(model.generator),

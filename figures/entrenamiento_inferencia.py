@@ -45,8 +45,8 @@ def draw() -> Figure:
     xs = [1.1 + 1.15 * i for i in range(4)]
     ax.add_patch(FancyBboxPatch((0.4, 2.15), 4.7, 0.9, boxstyle="round,pad=0.02,rounding_size=0.1",
                                 facecolor=GREY, edgecolor="#777777"))
-    ax.text(2.75, 2.6, "decodificador: una sola pasada\n(máscara causal)", ha="center", va="center",
-            fontsize=9.5)
+    ax.text(2.75, 2.6, "decodificador: todas las posiciones\na la vez (máscara causal)", ha="center",
+            va="center", fontsize=9.5)
     for x, a, b in zip(xs, inputs, targets, strict=True):
         token(ax, x, 1.3, a, SKY)
         token(ax, x, 3.9, b, ORANGE)

@@ -73,7 +73,7 @@ def draw() -> Figure:
     # ---- encoder ----------------------------------------------------------
     ax.text(enc_x, -0.2, "tókenes de origen\n(batch, S)", ha="center", va="center", fontsize=9)
     arrow(ax, (enc_x, 0.05), (enc_x, 0.35))
-    y = box(ax, enc_x, 0.35, "embedding × √d_model", EMB)
+    y = box(ax, enc_x, 0.35, "incrustación × √d_model", EMB)
     arrow(ax, (enc_x, y), (enc_x, y + 0.3))
     plus(ax, enc_x, y + 0.46)
     ax.text(enc_x - 0.35, y + 0.46, "codificación\nposicional ~", ha="right", va="center",
@@ -84,7 +84,7 @@ def draw() -> Figure:
     stack_bottom = y + 0.2
     y = sublayer(ax, enc_x, stack_bottom, "atención multicabeza\n(autoatención)", ATTN,
                  enc_x - W / 2 - 0.25)
-    y = sublayer(ax, enc_x, y, "red feed-forward\npor posiciones", FF, enc_x - W / 2 - 0.25)
+    y = sublayer(ax, enc_x, y, "red feed-forward\npor posición", FF, enc_x - W / 2 - 0.25)
     stack_top = y + 0.08
     ax.add_patch(FancyBboxPatch((enc_x - W / 2 - 0.45, stack_bottom - 0.08), W + 0.9,
                                 stack_top - stack_bottom + 0.08,
@@ -104,7 +104,7 @@ def draw() -> Figure:
     ax.text(dec_x, -0.2, "tókenes de destino desplazados a la derecha\n(batch, T): BOS, y₁, y₂, …",
             ha="center", va="center", fontsize=9)
     arrow(ax, (dec_x, 0.05), (dec_x, 0.35))
-    y = box(ax, dec_x, 0.35, "embedding × √d_model", EMB)
+    y = box(ax, dec_x, 0.35, "incrustación × √d_model", EMB)
     arrow(ax, (dec_x, y), (dec_x, y + 0.3))
     plus(ax, dec_x, y + 0.46)
     ax.text(dec_x + 0.35, y + 0.46, "~ codificación\nposicional", ha="left", va="center",
@@ -118,7 +118,7 @@ def draw() -> Figure:
                  ATTN, side)
     cross_bottom = y
     y = sublayer(ax, dec_x, y, "atención cruzada\nQ: decodificador · K, V: memoria", ATTN, side)
-    y = sublayer(ax, dec_x, y, "red feed-forward\npor posiciones", FF, side)
+    y = sublayer(ax, dec_x, y, "red feed-forward\npor posición", FF, side)
     stack_top = y + 0.08
     ax.add_patch(FancyBboxPatch((dec_x - W / 2 - 0.45, stack_bottom - 0.08), W + 0.9,
                                 stack_top - stack_bottom + 0.08,

@@ -35,6 +35,18 @@ BAD = [
     ("model", lambda: widgets.model_attention_explorer([1, 2]), ""),
     ("model", lambda: widgets.model_attention_explorer(
         {"encoder": widgets.AttentionMaps(torch.rand(3, 3), ["a", "b"])}), ""),
+    ("model", lambda: widgets.model_attention_explorer(
+        {"a": widgets.AttentionMaps(torch.eye(4), SENTENCE, query=2.0)}), "Escríbelo sin decimales"),
+    ("model", lambda: widgets.model_attention_explorer(
+        {"a": widgets.AttentionMaps(torch.eye(4), SENTENCE, query=-1)}), "consulta (query)"),
+    ("model", lambda: widgets.model_attention_explorer(
+        {"a": widgets.AttentionMaps(torch.eye(4), SENTENCE, query="3")}), "sin comillas"),
+    ("model", lambda: widgets.model_attention_explorer(
+        {"a": widgets.AttentionMaps(torch.eye(4), SENTENCE, caption=" ")}), "vacío"),
+    ("model", lambda: widgets.model_attention_explorer(
+        {"a": widgets.AttentionMaps(torch.eye(4), SENTENCE, caption=0.94)}), "texto"),
+    ("model", lambda: widgets.model_attention_explorer(
+        {"a": widgets.AttentionMaps(torch.eye(4), SENTENCE)}, kind_label=None), "kind_label"),
     ("positional", lambda: widgets.positional_explorer(n_positions=0), "n_positions"),
     ("positional", lambda: widgets.positional_explorer(n_positions="48"), "n_positions"),
     ("positional", lambda: widgets.positional_explorer(d_model="16"), "d_model"),
@@ -80,6 +92,10 @@ GOOD = [
     ("positional: two positions", lambda: widgets.positional_explorer(n_positions=2)),
     ("attention: no temperature list (the initial one is added)",
      lambda: widgets.attention_explorer(SENTENCE, VECTORS, temperatures=[])),
+    ("model: the last query, a NumPy integer, and a caption with «$» and «<»",
+     lambda: widgets.model_attention_explorer(
+         {"a": widgets.AttentionMaps(torch.eye(4), SENTENCE, query=np.int64(3),
+                                     caption="[MASK] → $5 0.81 · <pad> 0.02")})),
 ]
 
 

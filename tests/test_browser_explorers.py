@@ -142,6 +142,61 @@ def test_static_views_work_offline_in_a_browser(browser, tmp_path):
     assert not _js_errors(browser)
 
 
+def test_choosing_a_prompt_shows_its_caption_and_selects_its_query(browser, tmp_path):
+    """Like the live view: each choice of the dropdown brings its caption and its query."""
+    g = torch.Generator().manual_seed(0)
+    prompts = [("ana va al cine a ver una", "película 0.94 · obra 0.02", 7),
+               ("el gato come", "[MASK] → pescado 0.81", 3),
+               ("marta saca dinero del banco", None, None)]
+    maps = {}
+    for prompt, caption, query in prompts:
+        tokens = ["<bos>", *prompt.split()]
+        causal = torch.tril(torch.ones(len(tokens), len(tokens), dtype=torch.bool))
+        scores = torch.randn(2, 2, len(tokens), len(tokens), generator=g)
+        maps[prompt] = widgets.AttentionMaps(
+            torch.softmax(scores.masked_fill(~causal, float("-inf")), -1), tokens, mask=causal,
+            caption=caption, query=query)
+    explorer = widgets.model_attention_explorer(maps, kind_label="Comienzo")
+    page = tmp_path / "comienzos.html"
+    page.write_text(core.standalone_page([explorer]), encoding="utf-8")
+    _js_errors(browser)
+    browser.get(page.as_uri())
+    root = _mounted(browser)[0]
+    kind = root.find_element(By.CSS_SELECTOR, "select[data-name=kind]")
+    query = root.find_element(By.CSS_SELECTOR, "select[data-name=query]")
+    note = root.find_element(By.CSS_SELECTOR, ".dldna-note")
+    label = root.find_element(By.CSS_SELECTOR, f"label[for='{kind.get_attribute('id')}']")
+    assert label.text == "Comienzo"
+    # The note sits between the controls and the picture.
+    order = browser.execute_script(
+        "return Array.from(arguments[0].children).map(e => e.className);", root)
+    assert order.index("dldna-controls") < order.index("dldna-note") < order.index("dldna-figure")
+
+    def shown():
+        svg = root.find_element(By.CSS_SELECTOR, "svg")
+        return (note.text if note.is_displayed() else None, int(query.get_attribute("value")),
+                svg.get_attribute("aria-label"))
+
+    text, chosen, alt = shown()
+    assert (text, chosen) == (prompts[0][1], prompts[0][2])
+    assert prompts[0][1] in alt and "consulta «una»" in alt
+    Select(kind).select_by_index(1)
+    time.sleep(0.1)
+    text, chosen, alt = shown()
+    assert (text, chosen) == (prompts[1][1], prompts[1][2])
+    assert prompts[1][1] in alt and "consulta «come»" in alt
+    # A prompt with neither: no note, and the reader's query stays.
+    Select(query).select_by_value("1")
+    Select(kind).select_by_index(2)
+    time.sleep(0.1)
+    text, chosen, alt = shown()
+    assert (text, chosen) == (None, 1) and "consulta «marta»" in alt
+    Select(kind).select_by_index(0)
+    time.sleep(0.1)
+    assert shown()[:2] == (prompts[0][1], prompts[0][2])
+    assert not _js_errors(browser)
+
+
 def test_without_the_renderer_the_output_says_where_to_move_it(browser, tmp_path):
     """GitHub's notebook viewer runs no JavaScript: the output explains itself."""
     page = tmp_path / "sin_js.html"

@@ -118,3 +118,18 @@ def test_describe_promises_the_same_cells_on_every_device(monkeypatch):
     for text in (gpu, cpu):
         assert "mismos experimentos" in text and "grande" not in text and "pequeñ" not in text
     assert "más deprisa" in gpu and "más despacio" in cpu
+
+
+def test_cpu_describe_names_the_threads_only_when_they_differ_from_the_book():
+    from dldna import cpu
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(cpu.BOOK_THREADS)
+        assert "Hilos" not in cpu.describe()
+        torch.set_num_threads(cpu.BOOK_THREADS + 1)
+        text = cpu.describe()
+        assert f"Hilos de cálculo: {cpu.BOOK_THREADS + 1}" in text
+        assert f"torch.set_num_threads({cpu.BOOK_THREADS})" in text
+    finally:
+        torch.set_num_threads(before)

@@ -233,3 +233,29 @@ def test_recipe_weight_decay_gives_adamw():
         Recipe(steps=4, batch_size=1, lr=0.1, warmup=1, weight_decay=-1)
     with pytest.raises(ValueError, match="eval_size"):
         Recipe(steps=4, batch_size=1, lr=0.1, warmup=1, eval_size=0)
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+def test_recipe_optimizer_is_foreach_and_bit_identical_to_the_per_tensor_one(weight_decay):
+    """The multi-tensor update is only faster: the same weights, bit for bit."""
+    from dldna.training import Recipe
+
+    recipe = Recipe(steps=4, batch_size=1, lr=0.01, warmup=1, weight_decay=weight_decay)
+
+    def trained(foreach: bool) -> torch.Tensor:
+        seed_everything(0)
+        model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.LayerNorm(16), nn.Linear(16, 3))
+        optimizer = recipe.optimizer(model.parameters())
+        assert optimizer.defaults["foreach"] is True
+        optimizer.defaults["foreach"] = foreach
+        for group in optimizer.param_groups:
+            group["foreach"] = foreach
+        data = torch.Generator().manual_seed(1)
+        for _ in range(20):
+            x, y = torch.randn(32, 6, generator=data), torch.randint(0, 3, (32,), generator=data)
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+    assert torch.equal(trained(True), trained(False))

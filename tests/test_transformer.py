@@ -90,7 +90,7 @@ def test_base_model_of_the_paper_has_about_65_million_parameters():
     assert abs(parts["total"] - 65e6) / 65e6 < 0.05
     layer_enc = 4 * (512 * 512 + 512) + (512 * 2048 + 2048 + 2048 * 512 + 512) + 2 * 2 * 512
     assert parts["codificador"] == 6 * layer_enc
-    assert parts["embeddings"] == 37000 * 512
+    assert parts["incrustaciones"] == 37000 * 512
 
 
 # ---------------------------------------------------------------------------

@@ -41,11 +41,32 @@ def model_maps():
     }
 
 
+#: (prompt, caption, query) of each map of :func:`prompt_maps`; the last has neither.
+PROMPTS = [("ana va al cine a ver una", "película 0.94 · obra 0.02", 7),
+           ("el gato come", "[MASK] → pescado 0.81 <b>", 3),
+           ("marta saca dinero del banco", None, None)]
+
+
+def prompt_maps():
+    """One causal map per prompt (as chapter 9 builds them), with caption and query."""
+    g = torch.Generator().manual_seed(2)
+    out = {}
+    for prompt, caption, query in PROMPTS:
+        tokens = ["<bos>", *prompt.split()]
+        causal = torch.tril(torch.ones(len(tokens), len(tokens), dtype=torch.bool))
+        scores = torch.randn(2, 2, len(tokens), len(tokens), generator=g)
+        out[prompt] = widgets.AttentionMaps(
+            torch.softmax(scores.masked_fill(~causal, float("-inf")), -1), tokens, mask=causal,
+            caption=caption, query=query)
+    return out
+
+
 EXPLORERS = {
     "attention": lambda: widgets.attention_explorer(SENTENCE, vectors()),
     "masked": lambda: widgets.attention_explorer(
         SENTENCE, vectors(), mask=torch.tril(torch.ones(5, 5, dtype=torch.bool))),
     "model": lambda: widgets.model_attention_explorer(model_maps()),
+    "prompts": lambda: widgets.model_attention_explorer(prompt_maps(), kind_label="Comienzo"),
     "positional": lambda: widgets.positional_explorer(),
     "scaling": lambda: widgets.scaling_explorer(),
     "masks": lambda: mask_explorer(),
@@ -169,6 +190,47 @@ def test_model_explorer_updates_dependent_controls():
     assert np.all(w[:, 3] == 0)
 
 
+def test_live_view_shows_each_choice_caption_and_selects_its_query():
+    explorer = EXPLORERS["prompts"]()
+    explorer.widget  # noqa: B018
+    kind, query = explorer.controls["kind"], explorer.controls["query"]
+    assert kind.description == "Comienzo:"
+    # The first map's query is the initial one; its caption is shown, escaped, and in the alt.
+    assert query.value == PROMPTS[0][2]
+    assert PROMPTS[0][1] in explorer.note.value
+    assert PROMPTS[0][1] in explorer.image.value  # the alt text of the picture
+    kind.value = 1
+    assert query.value == PROMPTS[1][2]
+    assert "pescado 0.81 &lt;b&gt;" in explorer.note.value and "<b>" not in explorer.note.value
+    assert explorer.message.value == ""
+    # A map without query keeps the reader's query; without caption, no note.
+    query.value = 1
+    kind.value = 2
+    assert query.value == 1 and explorer.note.value == ""
+    kind.value = 0
+    assert query.value == PROMPTS[0][2] and PROMPTS[0][1] in explorer.note.value
+    # An explicit initial query wins over the first map's.
+    other = widgets.model_attention_explorer(prompt_maps(), query=3)
+    other.widget  # noqa: B018
+    assert other.controls["query"].value == 3
+
+
+def test_static_payload_carries_captions_and_queries_per_choice():
+    data = payload(EXPLORERS["prompts"]().to_html())
+    controls = {c["name"]: c for c in data["controls"]}
+    assert controls["kind"]["label"] == "Comienzo"
+    assert controls["query"]["value"] == PROMPTS[0][2]
+    assert controls["query"]["value_by"] == {
+        "on": "kind", "map": {str(i): q for i, (_, _, q) in enumerate(PROMPTS) if q is not None}}
+    assert [s.get("caption") for s in data["sources"]] == [c for _, c, _ in PROMPTS]
+    assert [s["label"] for s in data["sources"]] == [p for p, _, _ in PROMPTS]
+    # Explorers that use neither keep their payload as it was (the chapters' stored outputs).
+    plain = payload(widgets.model_attention_explorer(model_maps()).to_html())
+    assert all("caption" not in s for s in plain["sources"])
+    assert all("value_by" not in c for c in plain["controls"])
+    assert plain["controls"][0]["label"] == "Tipo de atención"
+
+
 def test_live_bad_value_shows_message_then_recovers():
     explorer = widgets.positional_explorer(d_model=16)
     explorer.widget  # noqa: B018
@@ -198,6 +260,13 @@ def test_live_bad_value_shows_message_then_recovers():
         (lambda: widgets.model_attention_explorer(model_maps(), layer=-1), "La capa -1"),
         (lambda: widgets.model_attention_explorer({}), "al menos un tipo"),
         (lambda: widgets.model_attention_explorer(model_maps(), kind="x"), "no está"),
+        (lambda: widgets.model_attention_explorer(
+            {"a": widgets.AttentionMaps(torch.eye(3), "a b c", query=3)}),
+         "La consulta (query) de maps['a'] es 3"),
+        (lambda: widgets.model_attention_explorer(
+            {"a": widgets.AttentionMaps(torch.eye(3), "a b c", caption=["x"])}),
+         "El texto (caption) de maps['a'] debe ser un texto"),
+        (lambda: widgets.model_attention_explorer(prompt_maps(), kind_label=""), "kind_label"),
         (lambda: widgets.positional_explorer(d_model=7), "d_model debe ser un entero par"),
         (lambda: widgets.positional_explorer(d_model=0), "d_model debe ser un entero par"),
         (lambda: widgets.positional_explorer(base=1), "La base debe ser un número mayor que 1"),

@@ -207,7 +207,7 @@ def alignment_heatmap(
     *,
     gold: Sequence[Sequence[int]] | None = None,
     ax=None,
-    title: str = "Atención cruzada frente a la alineación",
+    title: str = "Atención cruzada frente al alineamiento",
 ) -> Figure:
     """Cross-attention ``(len(out_tokens), len(src_tokens))`` with the grammar's
     alignment outlined.
@@ -226,6 +226,6 @@ def alignment_heatmap(
     if gold is not None:
         outline_cells(axis, [(i, j) for i, cols in enumerate(gold) for j in cols])
         axis.legend(handles=[Rectangle((0, 0), 1, 1, fill=False, edgecolor=style.HIGHLIGHT,
-                                       linewidth=2.5, label="alineación de la gramática")],
+                                       linewidth=2.5, label="alineamiento de la gramática")],
                     loc="upper left", bbox_to_anchor=(0.0, -0.22), fontsize="small", frameon=False)
     return fig

@@ -7,8 +7,13 @@ Two ways in, one explorer:
   tokens' own vectors, ``softmax(X Xᵀ / sqrt(d) / T)``;
 * :func:`model_attention_explorer` ``(maps)``: weights a model already
   produced, one :class:`AttentionMaps` per kind (``"encoder"``,
-  ``"decoder"``, ``"cross"``). The temperature re-applies the softmax to
-  them (:func:`dldna.viz.attention.retemper`).
+  ``"decoder"``, ``"cross"``), or one per sentence or prompt of the same
+  model (the dropdown's label is then ``kind_label``, e.g. «Comienzo»). The
+  temperature re-applies the softmax to them
+  (:func:`dldna.viz.attention.retemper`). Each map may carry a ``caption``
+  (shown with it: the model's predictions for that prompt, say) and the
+  ``query`` selected when the reader switches to it (the position that
+  predicts).
 
 Both show :func:`dldna.viz.attention.attention_panel`: the heatmap with token
 labels (masked cells grey and hatched), the chosen query's row as bars and
@@ -24,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from dldna import checks
 from dldna.viz import attention as va
 from dldna.widgets import core
 
@@ -53,12 +59,20 @@ class AttentionMaps:
     or ``(q_len, k_len)`` are read as one layer / one head. ``k_tokens``
     defaults to ``q_tokens`` (self-attention). ``mask`` is boolean,
     broadcastable to ``(q_len, k_len)``, ``True`` = may attend.
+
+    ``caption``: a short text shown with these weights in both views (e.g.
+    the model's top predictions, «película 0.94 · obra 0.02»). ``query``: the
+    query index selected when the reader chooses these weights (e.g. the last
+    position of a prompt, or the masked one); ``None`` keeps the reader's
+    query. Both are checked by :func:`model_attention_explorer`.
     """
 
     weights: Any
     q_tokens: Sequence[str]
     k_tokens: Sequence[str] | None = None
     mask: Any = None
+    caption: str | None = None
+    query: int | None = None
 
 
 @dataclass
@@ -70,6 +84,8 @@ class _Source:
     weights: np.ndarray  # (temperatures, layers, heads, q, k)
     entropy: np.ndarray  # (temperatures, layers, heads, q)
     max_entropy: np.ndarray  # (q,)
+    caption: str | None = None
+    query: int | None = None  # selected when the reader chooses this source
 
     @property
     def layers(self) -> int:
@@ -100,7 +116,24 @@ def _check_index(value, count: int, what: str, plural: str) -> int:
     return int(value)
 
 
-def _source(label: str, q_tokens, k_tokens, mask, per_temperature: np.ndarray) -> _Source:
+def _check_extras(item: AttentionMaps, name: str, q_len: int) -> tuple[str | None, int | None]:
+    """``item``'s caption and query, checked (``q_len``: its number of queries)."""
+    caption = item.caption
+    if caption is not None:
+        caption = checks.text(caption, f"El texto (caption) de maps[{name!r}]").strip()
+    query = item.query
+    if query is not None:
+        query = checks.non_negative_int(query, f"La consulta (query) de maps[{name!r}]")
+        if query >= q_len:
+            raise ValueError(
+                f"La consulta (query) de maps[{name!r}] es {query}, pero esos pesos tienen "
+                f"{q_len} consultas (índices 0 a {q_len - 1})."
+            )
+    return caption, query
+
+
+def _source(label: str, q_tokens, k_tokens, mask, per_temperature: np.ndarray,
+            caption: str | None = None, query: int | None = None) -> _Source:
     """``per_temperature``: ``(T, layers, heads, q, k)``."""
     entropy = np.stack([
         np.stack([
@@ -111,7 +144,7 @@ def _source(label: str, q_tokens, k_tokens, mask, per_temperature: np.ndarray) -
         for t in range(per_temperature.shape[0])
     ])
     return _Source(label, q_tokens, k_tokens, mask, per_temperature, entropy,
-                   va.max_entropy(mask, per_temperature.shape[-2:]))
+                   va.max_entropy(mask, per_temperature.shape[-2:]), caption, query)
 
 
 class AttentionExplorer(core.Explorer):
@@ -120,7 +153,9 @@ class AttentionExplorer(core.Explorer):
 
     Live controls (``self.controls``): ``"query"`` (index), ``"temperature"``
     (float), and when there is more than one: ``"kind"`` (index into
-    :attr:`sources`), ``"layer"``, ``"head"``.
+    :attr:`sources`, labelled ``kind_label``), ``"layer"``, ``"head"``.
+    Choosing a kind whose source has a ``query`` selects that query; its
+    ``caption`` is shown with the picture.
     """
 
     view = "attention"
@@ -136,10 +171,12 @@ class AttentionExplorer(core.Explorer):
         kind: int = 0,
         layer: int = 0,
         head: int = 0,
+        kind_label: str = "Tipo de atención",
     ):
         super().__init__(title, ALT)
         self.sources = sources
         self.temperatures = tuple(temperatures)
+        self.kind_label = kind_label
         self.initial = {"kind": kind, "layer": layer, "head": head, "query": query,
                         "temperature": float(temperature)}
         src = sources[kind]
@@ -158,7 +195,7 @@ class AttentionExplorer(core.Explorer):
         if len(self.sources) > 1:
             controls["kind"] = w.Dropdown(
                 options=[(s.label, i) for i, s in enumerate(self.sources)], value=init["kind"],
-                description="Tipo de atención:", style=wide)
+                description=f"{self.kind_label}:", style=wide)
         if max(s.layers for s in self.sources) > 1:
             controls["layer"] = w.Dropdown(options=self._layer_options(src), value=init["layer"],
                                            description="Capa:")
@@ -195,6 +232,11 @@ class AttentionExplorer(core.Explorer):
                 old = self.controls[key].value
                 self.controls[key].options = opts
                 self.controls[key].value = old if old < len(opts) else 0
+        if src.query is not None:
+            self.controls["query"].value = src.query
+
+    def _note(self, state: dict) -> str:
+        return self.sources[state.get("kind", 0)].caption or ""
 
     def _resolve(self, state: dict):
         src = self.sources[state.get("kind", 0)]
@@ -239,7 +281,8 @@ class AttentionExplorer(core.Explorer):
             f"{tok} {'enmascarada' if src.mask is not None and not src.mask[query, j] else f'{v:.2f}'}"
             for j, (tok, v) in enumerate(zip(src.k_tokens, row, strict=True))
         ]
-        return (f"{ALT} Estado: {self._describe(src, layer, head, t)}; consulta "
+        caption = f"; {src.caption}" if src.caption else ""
+        return (f"{ALT} Estado: {self._describe(src, layer, head, t)}{caption}; consulta "
                 f"«{src.q_tokens[query]}»: pesos {', '.join(cells)}; entropía "
                 f"{src.entropy[t, layer, head, query]:.2f} nats.")
 
@@ -254,7 +297,10 @@ class AttentionExplorer(core.Explorer):
         bits = 16 if total <= _MAX_VALUES // 4 else 8
         sources = []
         for s in self.sources:
+            # Only the keys a source uses: the stored outputs of the chapters stay the same.
+            extra = {} if s.caption is None else {"caption": s.caption}
             sources.append({
+                **extra,
                 "label": s.label,
                 "q_tokens": s.q_tokens,
                 "k_tokens": s.k_tokens,
@@ -269,7 +315,7 @@ class AttentionExplorer(core.Explorer):
         init = self.initial
         controls = []
         if len(self.sources) > 1:
-            controls.append({"name": "kind", "label": "Tipo de atención", "type": "select",
+            controls.append({"name": "kind", "label": self.kind_label, "type": "select",
                              "options": core.options(range(len(self.sources)),
                                                      [s.label for s in self.sources]),
                              "value": init["kind"]})
@@ -290,6 +336,9 @@ class AttentionExplorer(core.Explorer):
                 ctrl["options_by"] = by_kind(make)
             else:
                 ctrl["options"] = [list(o[::-1]) for o in make(self.sources[0])]
+            chosen = {str(i): s.query for i, s in enumerate(self.sources) if s.query is not None}
+            if name == "query" and len(self.sources) > 1 and chosen:
+                ctrl["value_by"] = {"on": "kind", "map": chosen}
             controls.append(ctrl)
         controls.append({
             "name": "temperature", "label": "Temperatura", "type": "range",
@@ -354,22 +403,37 @@ def model_attention_explorer(
     kind: str | None = None,
     layer: int = 0,
     head: int = 0,
-    query: int = 0,
+    query: int | None = None,
     title: str = "Explorador de atención del modelo",
+    kind_label: str = "Tipo de atención",
 ) -> core.Explorer:
     """Explore weights a model produced, by kind, layer, head, query and temperature.
 
     Args:
         maps: kind → :class:`AttentionMaps`. Kinds ``"encoder"``, ``"decoder"``
             and ``"cross"`` get Spanish names (:data:`KIND_LABELS`); any other
-            key is shown as written.
+            key is shown as written (a prompt, a sentence with ``[MASK]``...).
+            A map's ``caption`` is shown with it; its ``query`` is selected
+            when the reader chooses it.
         kind: the kind shown first (default: the first of ``maps``).
-        layer, head, query: initial indices (checked against the weights).
+        layer, head: initial indices (checked against the weights).
+        query: the initial query; default: the ``query`` of the first kind's
+            map, or 0.
+        kind_label: the label of the dropdown that chooses among ``maps``
+            (e.g. «Comienzo» when each map is a prompt).
 
     Bad input (no maps, wrong shapes, a head out of range...) gives an
     explorer that shows the Spanish message.
+
+    Example (one map per prompt, each with its predictions)::
+
+        model_attention_explorer(
+            {"ana va al cine …": AttentionMaps(w, tokens, mask=causal,
+                                               caption="película 0.94 · obra 0.02", query=8)},
+            kind_label="Comienzo")
     """
     def build():
+        label = checks.text(kind_label, "kind_label (la etiqueta del menú de tipos)")
         if not isinstance(maps, Mapping) or not maps:
             raise ValueError(
                 "Hace falta al menos un tipo de atención: un diccionario como "
@@ -408,10 +472,14 @@ def model_attention_explorer(
                     f"pero hay {len(q_tokens)} tokens de consulta y {len(k_tokens)} de clave."
                 )
             m = va.as_mask(item.mask, w.shape[-2:])
+            caption, chosen = _check_extras(item, name, len(q_tokens))
             per_t = np.stack([va.retemper(w, t, m) for t in temps])
-            sources.append(_source(KIND_LABELS.get(name, name), q_tokens, k_tokens, m, per_t))
+            sources.append(_source(KIND_LABELS.get(name, name), q_tokens, k_tokens, m, per_t,
+                                   caption, chosen))
         first = names.index(kind) if kind is not None else 0
+        start = query if query is not None else sources[first].query or 0
         return AttentionExplorer(sources, temps, title=title, temperature=temperature,
-                                 kind=first, layer=layer, head=head, query=query)
+                                 kind=first, layer=layer, head=head, query=start,
+                                 kind_label=label)
 
     return core.build_or_error(title, build)

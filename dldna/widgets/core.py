@@ -40,6 +40,18 @@ of the same thing, and each front end shows the one it can run:
     Large arrays are quantised to 8 or 16 bits and base64-encoded
     (:func:`pack`); a picture cannot show more precision than that anyway.
 
+    A control of the payload is ``{"name", "label", "type", "value"}`` with
+    ``"options"`` (``[[value, label], ...]``), or ``"options_by": {"on": other,
+    "map": {str(other's value): options}}`` when its options depend on another
+    control; ``"value_by": {"on": other, "map": {str(other's value): value}}``
+    selects a value whenever that other control moves to a listed value (the
+    live view does the same in :meth:`Explorer._on_change`).
+
+A short text can go with the picture, between the controls and the picture,
+in both views (:meth:`Explorer._note` in the live view; ``note`` of the
+JavaScript view in the static one): for what the picture cannot say, such as
+a model's predictions for the chosen sentence.
+
 Bad input never produces a traceback or an empty area: explorer classes raise
 ``ValueError``/``TypeError`` with a Spanish message, and the factory functions
 (:func:`dldna.widgets.attention_explorer` and friends) build them with
@@ -75,6 +87,7 @@ UNEXPECTED = ("Algo falló al preparar el explorador con estos valores. Prueba o
               "si el problema sigue, avisa en el repositorio del libro.")
 _ERROR_STYLE = ("border:1px solid #D55E00;border-left:6px solid #D55E00;background:#fff6ef;"
                 "padding:0.6em 0.9em;margin:0.6em 0;color:#222;font-family:system-ui,sans-serif")
+_NOTE_STYLE = "margin:0.3em 0;font-size:0.95em;font-family:system-ui,sans-serif"
 _ids = itertools.count(1)
 
 
@@ -205,6 +218,18 @@ def error_html(title: str, message: str) -> str:
     )
 
 
+def note_html(text: str) -> str:
+    """The live view's box for :meth:`Explorer._note`'s text (empty text: nothing).
+
+    Styled inline, like :func:`error_html`; the static view's twin is the
+    ``.dldna-note`` paragraph that ``explorer.js`` adds.
+    """
+    if not text:
+        return ""
+    return (f'<p class="dldna-note" aria-live="polite" style="{_NOTE_STYLE}">'
+            f"{html.escape(text)}</p>")
+
+
 # ------------------------------------------------------------------ explorers
 
 
@@ -214,11 +239,13 @@ class Explorer:
     Subclasses set :attr:`view` (the JavaScript renderer's name) and
     implement :meth:`_make_controls`, :meth:`_figure`, :meth:`_alt` and
     :meth:`_payload`; they may override :meth:`_on_change` to update
-    dependent controls. Constructors validate their arguments and raise
-    ``ValueError``/``TypeError`` in Spanish.
+    dependent controls, and :meth:`_note` to show a text with the picture.
+    Constructors validate their arguments and raise ``ValueError``/``TypeError``
+    in Spanish.
 
     Useful attributes: ``controls`` (name → ipywidget), ``widget`` (the live
-    container), ``image`` (the HTML widget with the picture), ``message``
+    container), ``image`` (the HTML widget with the picture), ``note`` (the
+    HTML widget with :meth:`_note`'s text), ``message``
     (the HTML widget with an error message, empty when all is well),
     ``draw_count`` (how many times the live picture was drawn) and ``error``
     (``None``; the message for an :class:`ErrorExplorer`).
@@ -250,6 +277,10 @@ class Explorer:
 
     def _payload(self) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _note(self, state: dict) -> str:
+        """A short text shown with the picture for ``state`` (empty: none)."""
+        return ""
 
     def _on_change(self, name: str) -> None:
         """Update controls that depend on control ``name`` (before the redraw)."""
@@ -284,10 +315,11 @@ class Explorer:
                 self.controls = self._make_controls()
             self.image = widgets.HTML(layout=widgets.Layout(max_width="100%"))
             self.message = widgets.HTML()
+            self.note = widgets.HTML()
             header = widgets.HTML(f"<strong>{html.escape(self.title)}</strong>")
             box = widgets.HBox(list(self.controls.values()),
                                layout=widgets.Layout(flex_flow="row wrap"))
-            self._widget = widgets.VBox([header, box, self.message, self.image])
+            self._widget = widgets.VBox([header, box, self.note, self.message, self.image])
             for name, control in self.controls.items():
                 control.observe(lambda change, name=name: self._changed(name), names="value")
             self.redraw()
@@ -324,6 +356,7 @@ class Explorer:
         self.last_figure = fig
         self.draw_count += 1
         alt = html.escape(self._alt(state))
+        self.note.value = note_html(self._note(state))
         self.message.value = ""
         self.image.value = (
             f'<img src="data:image/png;base64,{png}" alt="{alt}" title="{alt}" '
@@ -332,6 +365,7 @@ class Explorer:
         self.image.layout.display = None
 
     def _show_message(self, text: str) -> None:
+        self.note.value = ""
         self.message.value = error_html(self.title, text)
         self.image.layout.display = "none"
 

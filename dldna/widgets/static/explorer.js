@@ -11,7 +11,9 @@
  *
  * A kind of explorer is one call to dldnaExplorer.register(kind, view), where
  * view(data, state) returns {width, height, alt, draw(g, hatchId)} and draws
- * with the shared primitives below (heatmap, bars, hbars, lines, colorbar).
+ * with the shared primitives below (heatmap, bars, hbars, lines, colorbar);
+ * it may add note, a short text shown between the controls and the picture
+ * (the twin of Explorer._note in the live view).
  */
 (function () {
   "use strict";
@@ -288,7 +290,8 @@
   var VIEWS = {}, started = false;
 
   /* The one way to add a kind of explorer: view(data, state) returns
-   * {width, height, alt, draw(g, hatchId)}; explorers of that kind get mounted. */
+   * {width, height, alt, draw(g, hatchId)} and optionally note (a text shown with
+   * the picture); explorers of that kind get mounted. */
   function register(kind, view) {
     VIEWS[kind] = view;
     if (started) mountAll();
@@ -319,8 +322,8 @@
       (src.layers > 1 ? "capa " + layer + ", " : "") + (src.heads > 1 ? "cabeza " + head + ", " : "") +
       "temperatura " + data.temperatures[t];
     return {
-      width: width, height: height,
-      alt: data.alt + " Estado: " + label + "; consulta «" + q[qi] + "»: pesos " +
+      width: width, height: height, note: src.caption || "",
+      alt: data.alt + " Estado: " + label + (src.caption ? "; " + src.caption : "") + "; consulta «" + q[qi] + "»: pesos " +
         row.map(function (v, c) { return k[c] + " " + (rowAllowed && !rowAllowed[c] ? "enmascarada" : fmt(v, 2)); }).join(", ") +
         "; entropía " + fmt(ent[qi], 2) + " nats.",
       draw: function (g, hatch) {
@@ -513,6 +516,11 @@
     if (!ctrl.options_by) return ctrl.options;
     return ctrl.options_by.map[String(state[ctrl.options_by.on])] || [];
   }
+  /* Controls that follow control `name`: their options (options_by) or the value
+   * chosen for its new value (value_by: e.g. the query of the chosen prompt). */
+  function follows(ctrl, name) {
+    return (ctrl.options_by && ctrl.options_by.on === name) || (ctrl.value_by && ctrl.value_by.on === name);
+  }
 
   function buildControls(root, data, state, redraw) {
     var bar = htmlEl("div", { "class": "dldna-controls" }, root), inputs = {};
@@ -574,7 +582,12 @@
           state[ctrl.name] = Number(input.value);
         }
         data.controls.forEach(function (other) {
-          if (other.options_by && other.options_by.on === ctrl.name) fill(other);
+          if (!follows(other, ctrl.name)) return;
+          if (other.value_by) {
+            var chosen = other.value_by.map[String(state[ctrl.name])];
+            if (chosen !== undefined) state[other.name] = chosen;
+          }
+          fill(other);
         });
         redraw();
       };
@@ -605,6 +618,7 @@
     var fallback = root.querySelector(".dldna-fallback");
     if (fallback) fallback.style.display = "none";
     var hatch = "dldna-hatch-" + (++counter);
+    var note = htmlEl("p", { "class": "dldna-note", "aria-live": "polite" }, root);
     var figure = htmlEl("figure", { "class": "dldna-figure" }, root);
     var svg = svgEl("svg", { role: "img", "class": "dldna-svg", preserveAspectRatio: "xMinYMin meet" }, figure);
     var caption = htmlEl("figcaption", { "class": "dldna-caption dldna-sr" }, figure);
@@ -624,18 +638,21 @@
         var g = svgEl("g", {}, svg);
         view.draw(g, hatch);
         caption.textContent = view.alt;
+        note.textContent = view.note || "";
+        note.style.display = view.note ? "" : "none";
         figure.style.display = "";
         var old = root.querySelector(".dldna-message");
         if (old) old.parentNode.removeChild(old);
         root.setAttribute("data-dldna-state", JSON.stringify(state));
       } catch (err) {
         figure.style.display = "none";
+        note.style.display = "none";
         message(root, "No se pudo dibujar el explorador con estos valores; prueba otros.");
         if (window.console) console.error("dldna: " + (err && err.stack ? err.stack : err));
       }
     }
     buildControls(root, data, state, redraw);
-    root.insertBefore(root.querySelector(".dldna-controls"), figure);
+    root.insertBefore(root.querySelector(".dldna-controls"), note);
     redraw();
   }
 
