@@ -21,7 +21,7 @@ from dldna.tasks import BOS_ID, EOS_ID, PAD_ID
 TOK = corpus.tokenizer()
 V = len(TOK)
 MASK_ID = TOK.token_to_id(corpus.MASK)
-RECIPE = training.Recipe(steps=300, batch_size=32, lr=3e-3, warmup=30)  # the chapter's
+RECIPE = lm.RECIPE  # the chapter's
 
 
 @pytest.fixture(scope="module")
@@ -33,20 +33,13 @@ def data():
 
 @pytest.fixture(scope="module")
 def gpt(data):
-    runtime.seed_everything(0)
-    model = lm.LanguageModel(V, causal=True)
-    training.fit(model, lm.sentence_batches(data[0], RECIPE.batch_size, seed=0), lm.causal_lm_loss, RECIPE,
-                 device="cpu", progress=False)
-    return model
+    return lm.pretrain(data[0], V, causal=True, device="cpu", progress=False)[0]
 
 
 @pytest.fixture(scope="module")
 def bert(data):
-    runtime.seed_everything(0)
-    model = lm.LanguageModel(V, causal=False)
-    batches = lm.masked_batches(data[0], RECIPE.batch_size, MASK_ID, MASK_ID + 1, V, seed=0)
-    training.fit(model, batches, lm.masked_lm_loss, RECIPE, device="cpu", progress=False)
-    return model
+    return lm.pretrain(data[0], V, causal=False, mask_id=MASK_ID, first_word=MASK_ID + 1, device="cpu",
+                       progress=False)[0]
 
 
 # ------------------------------------------------------------------ the model
@@ -307,3 +300,30 @@ def test_pretraining_beats_scratch_on_unseen_templates(gpt):
         return lm.accuracy(clf, ids, labels)
 
     assert accuracy(copy.deepcopy(gpt)) > accuracy(lm.LanguageModel(V, causal=True)) + 0.2
+
+
+def test_pretrain_is_the_books_loop_with_each_objective(data):
+    """lm.pretrain is fit with the kind's batches and loss: the same weights as by hand."""
+    short = training.Recipe(steps=12, batch_size=8, lr=3e-3, warmup=2)
+    for causal in (True, False):
+        kind = dict(mask_id=MASK_ID, first_word=MASK_ID + 1) if not causal else {}
+        model, result = lm.pretrain(data[0], V, causal=causal, recipe=short, seed=3, device="cpu",
+                                    progress=False, d_model=32, n_heads=2, n_layers=1, d_ff=64, **kind)
+        assert not model.training and len(result.history.loss) == 12
+        runtime.seed_everything(3)
+        by_hand = lm.LanguageModel(V, causal=causal, d_model=32, n_heads=2, n_layers=1, d_ff=64)
+        batches = (lm.sentence_batches(data[0], 8, seed=3) if causal
+                   else lm.masked_batches(data[0], 8, MASK_ID, MASK_ID + 1, V, seed=3))
+        loss = lm.causal_lm_loss if causal else lm.masked_lm_loss
+        training.fit(by_hand, batches, loss, short, device="cpu", seed=3, progress=False)
+        for a, b in zip(model.parameters(), by_hand.parameters(), strict=True):
+            assert torch.equal(a, b)
+
+
+def test_pretrain_rejects_bad_arguments(data):
+    with pytest.raises(ValueError, match="mask_id y first_word"):
+        lm.pretrain(data[0], V, causal=False)
+    with pytest.raises(TypeError, match="causal debe ser True o False"):
+        lm.pretrain(data[0], V, causal="sí")
+    with pytest.raises(ValueError, match="seed"):
+        lm.pretrain(data[0], V, causal=True, seed=-1)
