@@ -52,13 +52,13 @@ def panel(ax, x0, title, units_first: bool) -> None:
             arrow(ax, (cols[k], 2.7), (cols[k], 2.32), color)
         for k in range(0, 3):  # carry from the column on the right, already written
             arrow(ax, (cols[k + 1] - 0.05, 1.72), (cols[k] + 0.05, 1.72), PALETTE[5], rad=-0.5)
-        ax.text(x0 + 1.35, 0.35, "cada cifra: su columna + el acarreo\nde la cifra que acaba de escribir",
+        ax.text(x0 + 1.35, 0.35, "cada cifra: su columna + el acarreo\nde la columna que acaba de escribir",
                 ha="center", va="center", fontsize=8.5)
     else:
         color = PALETTE[5]
         for k in range(1, 4):  # s₃ depends on all the columns
             arrow(ax, (cols[k], 2.68), (cols[0] + 0.1, 2.32), color, rad=-0.12 * k, lw=1.1)
-        ax.text(x0 + 1.35, 0.35, "la primera cifra (millares) depende de\ntoda la cadena de acarreos",
+        ax.text(x0 + 1.35, 0.35, "la primera cifra (millares) puede\ndepender de toda la cadena de acarreos",
                 ha="center", va="center", fontsize=8.5)
 
 

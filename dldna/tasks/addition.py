@@ -225,10 +225,14 @@ def compare_orders(seeds: Sequence[int] = (0, 1, 2), *, digits: int = 3,
 
 
 def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
-    """Rows of ``make bench``: both digit orders, exact match on 1,000 fresh sums."""
+    """Rows of ``make bench``: both digit orders, exact match on 1,000 fresh sums.
+
+    Only units first has a claimed accuracy (99 %); the chapter's point is
+    that digits first, with the same recipe, does not reach it."""
     rows = []
     for reverse in (True, False):
         task = AdditionTask(reverse=reverse)
         config, recipe = setup(task)
-        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick, claim=0.99))
+        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick,
+                                   claim=0.99 if reverse else None))
     return rows

@@ -238,7 +238,7 @@ def plot_position_similarity(similarity, *, title: str | None = None) -> Figure:
             if r == g - 1:
                 ax.set_xlabel(f"col. {c + 1}", fontsize=8)
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="similitud coseno")
-    fig.suptitle(title or "Similitud de los embeddings de posición (recuadro: el propio parche)")
+    fig.suptitle(title or "Similitud de las incrustaciones de posición (recuadro: el propio parche)")
     return fig
 
 
