@@ -38,7 +38,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from dldna import checks
+from dldna import checks, runtime
+from dldna.tasks.base import BenchResult
 from dldna.training import FitResult, LabelSmoothingLoss, Recipe
 from dldna.training import fit as train
 from dldna.transformer import ACTIVATIONS, Encoder, PositionalEncoding
@@ -544,6 +545,20 @@ def fit(model: nn.Module, data: DigitsSplit, recipe: Recipe = RECIPE, *, seed: i
     criterion = LabelSmoothingLoss(recipe.smoothing)
     return train(model, batches, lambda m, b: criterion(m(b[0]), b[1]), recipe, device=dev,
                  seed=seed, progress=progress, desc=desc)
+
+
+def benchmark(device=None, quick: bool = False) -> BenchResult:
+    """The row of ``make bench`` for chapter 8: the chapter's ViT (default
+    :class:`ViTConfig`, seed 0) trained with :data:`RECIPE` on the digits,
+    accuracy on the held-out images. ``quick``: 5 steps."""
+    data = load_digits_split()
+    recipe = Recipe(steps=5, batch_size=RECIPE.batch_size, lr=RECIPE.lr, warmup=2) if quick else RECIPE
+    dev = checks.device(device)
+    runtime.seed_everything(0)
+    model = VisionTransformer(ViTConfig())
+    result = fit(model, data, recipe, device=dev)
+    return BenchResult("ViT, dígitos 8×8", dev.type, recipe.steps, result.wall_s,
+                       accuracy(model, data.x_test, data.y_test), "", result.steps_per_s)
 
 
 # ---------------------------------------------------------------------------

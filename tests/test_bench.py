@@ -22,7 +22,7 @@ def load_bench():
 def test_every_task_module_with_a_benchmark_is_found():
     bench = load_bench()
     found = bench.discover()
-    assert {"copy", "addition", "parsing"} <= set(found)
+    assert {"copy", "addition", "parsing", "translation", "language_models", "vit"} <= set(found)
     assert "base" not in found
 
 
@@ -32,7 +32,10 @@ def test_quick_run_and_table(capsys):
     assert sorted(r.task for r in rows) == ["copia", "suma (cifra mayor primero)", "suma (unidades primero)"]
     assert all(isinstance(r, BenchResult) and r.steps == 5 and r.device == "cpu" for r in rows)
     assert all(0.0 <= r.accuracy <= 1.0 and r.wall_s > 0 and r.steps_per_s > 0 for r in rows)
-    assert all(r.claim == 0.99 and r.seconds_to_claim is None for r in rows)  # no evaluation in quick
+    # Only units first claims 99 % (digits first is the chapter's slower order); no evaluation in quick.
+    assert {r.task: r.claim for r in rows} == {"copia": 0.99, "suma (unidades primero)": 0.99,
+                                               "suma (cifra mayor primero)": None}
+    assert all(r.seconds_to_claim is None for r in rows)
     text = bench.table(rows)
     lines = text.splitlines()
     assert lines[0].split()[:2] == ["tarea", "dispositivo"] and set(lines[1]) <= {"-", " "}
@@ -84,3 +87,11 @@ def test_seconds_to_claim_reads_the_evaluations():
                        "cpu", 2.0, evals=[(2, 0.5), (4, 1.0)], eval_s=[1.0, 2.0])
     assert result.seconds_to(0.9) == 2.0 and result.seconds_to(0.4) == 1.0
     assert result.seconds_to(1.5) is None and result.steps_per_s == 2.0
+
+
+def test_the_language_models_and_the_vit_have_rows():
+    bench = load_bench()
+    rows = bench.run(["language_models", "vit"], device="cpu", quick=True)
+    assert [r.task.split()[0] for r in rows] == ["modelo", "modelo", "ViT,"]
+    assert all(r.steps == 5 and 0.0 <= r.accuracy <= 1.0 and r.steps_per_s > 0 for r in rows)
+    assert "perplejidad" in rows[0].note and "bigramas" in rows[0].note

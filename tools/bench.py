@@ -5,7 +5,8 @@
     python tools/bench.py --quick           # a few steps each (checks the plumbing)
 
 A task joins the benchmark by defining, in its own module of the package
-``dldna.tasks``, a function ``benchmark(device=None)`` that returns a
+``dldna.tasks`` (or in a module listed in ``OTHER_MODULES``, such as the
+language models of chapter 9), a function ``benchmark(device=None)`` that returns a
 :class:`dldna.tasks.base.BenchResult` (or a list of them); an optional
 ``quick=False`` parameter lets ``--quick`` run it in a few steps (tasks
 without it are skipped by ``--quick``). Nothing
@@ -34,16 +35,22 @@ HEADER = ("tarea", "dispositivo", "pasos", "pasos/s", "tiempo (s)", "hasta la me
           "exactitud (datos nuevos)")
 
 
+#: Modules outside ``dldna.tasks`` whose ``benchmark()`` joins the table, by their short name.
+OTHER_MODULES = {"language_models": "dldna.language_models", "vit": "dldna.vit"}
+
+
 def discover(names: list[str] | None = None) -> dict[str, Callable]:
-    """``{module name: benchmark function}`` for the modules of ``dldna.tasks`` that have one."""
+    """``{module name: benchmark function}`` for the modules of ``dldna.tasks`` that
+    have one, then those of :data:`OTHER_MODULES`."""
     found = {}
-    for info in sorted(pkgutil.iter_modules(dldna.tasks.__path__), key=lambda m: m.name):
-        if names and info.name not in names:
+    modules = {info.name: f"dldna.tasks.{info.name}"
+               for info in sorted(pkgutil.iter_modules(dldna.tasks.__path__), key=lambda m: m.name)}
+    for name, dotted in (modules | OTHER_MODULES).items():
+        if names and name not in names:
             continue
-        module = importlib.import_module(f"dldna.tasks.{info.name}")
-        bench = getattr(module, "benchmark", None)
+        bench = getattr(importlib.import_module(dotted), "benchmark", None)
         if callable(bench):
-            found[info.name] = bench
+            found[name] = bench
     if names:
         missing = sorted(set(names) - set(found))
         if missing:
