@@ -483,13 +483,13 @@ def beam_search(
         observer: a :class:`BeamObserver` told of every candidate and answer.
     """
     step, batch, device = _prepare(model, src)
-    k = checks.positive_int(beam_width, "El ancho del haz (beam_width)")
+    k = checks.positive_int(beam_width, "La anchura del haz (beam_width)")
     checks.positive_int(max_len, "max_len")
     banned = _banned_ids(bos_id, eos_id, pad_id, unk_id)
     alpha = _check_length_penalty(length_penalty_alpha)
     checks.positive_int(n_best, "n_best")
     if n_best > k:
-        raise ValueError(f"n_best ({n_best}) no puede ser mayor que el ancho del haz ({k}).")
+        raise ValueError(f"n_best ({n_best}) no puede ser mayor que la anchura del haz ({k}).")
     if trace is not None and (not _is_int(trace) or not 0 <= trace < batch):
         raise ValueError(f"trace debe ser el índice de una entrada del lote (0 a {batch - 1}); "
                          f"se recibió {trace!r}.")

@@ -317,7 +317,7 @@ def test_bad_sampling_arguments_raise_spanish_errors(kwargs, words):
 
 
 def test_bad_beam_and_length_arguments_raise_spanish_errors():
-    with pytest.raises(ValueError, match="ancho del haz"):
+    with pytest.raises(ValueError, match="anchura del haz"):
         decoding.beam_search(table_step(TRAP), 1, 0, 5, BOS, EOS)
     with pytest.raises(ValueError, match="max_len"):
         decoding.greedy_decode(table_step(TRAP), 1, 0, BOS, EOS)
