@@ -533,11 +533,13 @@ def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     rows.append(BenchResult(
         "modelo de lenguaje GPT (siguiente palabra)", dev.type, recipe.steps, fit_gpt.wall_s,
         _word_accuracy(gpt, held[:, :-1], labels),
-        f"perplejidad {perplexity(gpt, held):.2f}; bigramas {BigramModel(ids, len(tok)).perplexity(held):.2f}",
+        f"perplejidad {perplexity(gpt, held):.2f}; "
+        f"bigramas {BigramModel(ids, len(tok)).perplexity(held):.2f}",
         fit_gpt.steps_per_s))
     bert, fit_bert = pretrain(ids, len(tok), causal=False, mask_id=mask_id, first_word=mask_id + 1,
                               recipe=recipe, device=dev, progress=False)
-    inputs, labels = mask_tokens(held, mask_id, mask_id + 1, len(tok), generator=torch.Generator().manual_seed(0))
+    inputs, labels = mask_tokens(held, mask_id, mask_id + 1, len(tok),
+                                 generator=torch.Generator().manual_seed(0))
     rows.append(BenchResult("modelo enmascarado BERT (palabra tapada)", dev.type, recipe.steps,
                             fit_bert.wall_s, _word_accuracy(bert, inputs, labels), "", fit_bert.steps_per_s))
     return rows
