@@ -9,6 +9,7 @@ import time
 
 import pytest
 import torch
+from explorer_prompts import PROMPTS, prompt_maps
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -144,18 +145,7 @@ def test_static_views_work_offline_in_a_browser(browser, tmp_path):
 
 def test_choosing_a_prompt_shows_its_caption_and_selects_its_query(browser, tmp_path):
     """Like the live view: each choice of the dropdown brings its caption and its query."""
-    g = torch.Generator().manual_seed(0)
-    prompts = [("ana va al cine a ver una", "película 0.94 · obra 0.02", 7),
-               ("el gato come", "[MASK] → pescado 0.81", 3),
-               ("marta saca dinero del banco", None, None)]
-    maps = {}
-    for prompt, caption, query in prompts:
-        tokens = ["<bos>", *prompt.split()]
-        causal = torch.tril(torch.ones(len(tokens), len(tokens), dtype=torch.bool))
-        scores = torch.randn(2, 2, len(tokens), len(tokens), generator=g)
-        maps[prompt] = widgets.AttentionMaps(
-            torch.softmax(scores.masked_fill(~causal, float("-inf")), -1), tokens, mask=causal,
-            caption=caption, query=query)
+    prompts, maps = PROMPTS, prompt_maps()
     explorer = widgets.model_attention_explorer(maps, kind_label="Comienzo")
     page = tmp_path / "comienzos.html"
     page.write_text(core.standalone_page([explorer]), encoding="utf-8")

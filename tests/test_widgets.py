@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 import torch
+from explorer_prompts import PROMPTS, prompt_maps
 
 from dldna import widgets
 from dldna.viz import attention as va
@@ -42,23 +43,6 @@ def model_maps():
 
 
 #: (prompt, caption, query) of each map of :func:`prompt_maps`; the last has neither.
-PROMPTS = [("ana va al cine a ver una", "película 0.94 · obra 0.02", 7),
-           ("el gato come", "[MASK] → pescado 0.81 <b>", 3),
-           ("marta saca dinero del banco", None, None)]
-
-
-def prompt_maps():
-    """One causal map per prompt (as chapter 9 builds them), with caption and query."""
-    g = torch.Generator().manual_seed(2)
-    out = {}
-    for prompt, caption, query in PROMPTS:
-        tokens = ["<bos>", *prompt.split()]
-        causal = torch.tril(torch.ones(len(tokens), len(tokens), dtype=torch.bool))
-        scores = torch.randn(2, 2, len(tokens), len(tokens), generator=g)
-        out[prompt] = widgets.AttentionMaps(
-            torch.softmax(scores.masked_fill(~causal, float("-inf")), -1), tokens, mask=causal,
-            caption=caption, query=query)
-    return out
 
 
 EXPLORERS = {
