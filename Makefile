@@ -4,10 +4,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.instalado
-# PyTorch's CPU kernels (and MKL's and oneDNN's) pinned to AVX2 on x86-64, see
+# PyTorch's CPU kernels (and MKL's and oneDNN's) pinned on x86-64, the same on Intel and AMD, see
 # dldna/cpu.py: the stored outputs were computed so, on any x86 processor.
 export ATEN_CPU_CAPABILITY := avx2
-export MKL_CBWR := AVX2
+export MKL_CBWR := COMPATIBLE
 export ONEDNN_MAX_CPU_ISA := AVX2
 # The package is imported from this checkout (also from a git worktree of it,
 # whose .venv may be shared with the main checkout's editable install).

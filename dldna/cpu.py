@@ -8,12 +8,16 @@ over hundreds of steps, so the same notebook prints slightly different
 accuracies on two machines. The matrix products go through Intel's MKL and
 oneDNN, which dispatch on the processor by themselves (and differently on Intel
 and AMD). Three variables, set *before* PyTorch is imported, make every x86-64
-CPU compute as an AVX2 machine does, the setting the stored outputs were
-computed with:
+CPU compute the same way, the setting the stored outputs were computed with:
 
 * ``ATEN_CPU_CAPABILITY=avx2``: PyTorch's own vectorised kernels;
-* ``MKL_CBWR=AVX2``: MKL's conditional numerical reproducibility, the same
-  code path on Intel and AMD processors;
+* ``MKL_CBWR=COMPATIBLE``: MKL's conditional numerical reproducibility on its
+  SSE2 code path. It is the one branch that MKL honours on AMD processors as
+  well: there it treats ``MKL_CBWR=AVX2`` (or ``AVX512``) as ``AUTO`` and
+  picks its own kernels (``MKL_VERBOSE=1`` prints ``CNR:AUTO``), so an Intel
+  and an AMD machine pinned to AVX2 differ in the last bits. It costs about a
+  fifth of the speed of a training step of the book's small models (measured
+  on chapter 7b's model, one thread);
 * ``ONEDNN_MAX_CPU_ISA=AVX2``: oneDNN's kernels (convolutions).
 
 Other architectures (Apple silicon, ARM servers) and GPUs have kernels of
@@ -34,7 +38,7 @@ import sys
 ENV_CAPABILITY = "ATEN_CPU_CAPABILITY"
 PINNED = "avx2"
 #: Every variable of the pin and its value.
-PIN: dict[str, str] = {ENV_CAPABILITY: PINNED, "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+PIN: dict[str, str] = {ENV_CAPABILITY: PINNED, "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 #: Threads the stored outputs were computed with (``torch.get_num_threads()``).
 BOOK_THREADS = 2
 _X86 = ("x86_64", "amd64", "i386", "i686", "x86")

@@ -68,7 +68,8 @@ def test_the_comparison_concludes_the_same_with_pinned_and_native_kernels():
     """Under both kernels units first wins, by more than 10 points of exact
     match, and has the lower training loss: the chapter's lesson, for one
     seed (the notebook checks three)."""
-    pinned = run_comparison(_env(ATEN_CPU_CAPABILITY="avx2", MKL_CBWR="AVX2", ONEDNN_MAX_CPU_ISA="AVX2"))
+    pinned = run_comparison(_env(ATEN_CPU_CAPABILITY="avx2", MKL_CBWR="COMPATIBLE",
+                                 ONEDNN_MAX_CPU_ISA="AVX2"))
     native = run_comparison(_env(ATEN_CPU_CAPABILITY=native_capability()))
     assert pinned["capability"] == "AVX2"
     assert native["capability"].lower() == native_capability()
@@ -76,3 +77,19 @@ def test_the_comparison_concludes_the_same_with_pinned_and_native_kernels():
         acc = run["accuracy"]
         assert run["wins"] and acc["unidades"] - acc["cifra mayor"] > 0.10, run
         assert run["lower_loss"] == "unidades", run
+
+
+def test_mkl_honours_the_pinned_branch():
+    """MKL reports the branch it runs: with ``dldna`` imported first it must be
+    COMPATIBLE, the one that MKL keeps on Intel and AMD alike (on AMD it turns
+    ``MKL_CBWR=AVX2`` into ``AUTO``, which is not the same arithmetic as an Intel
+    machine's AVX2 branch)."""
+    probe = ("import dldna, torch; a = torch.ones(64, 64); print(float((a @ a).sum()))")
+    out = subprocess.run([sys.executable, "-c", probe], env=_env(MKL_VERBOSE="1"), capture_output=True,
+                         text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    if not out.stdout.count("MKL_VERBOSE"):  # a PyTorch without MKL (ARM, say): nothing to pin
+        assert "MKL" not in __import__("torch").__config__.show()
+        return
+    gemm = [line for line in out.stdout.splitlines() if "SGEMM" in line]
+    assert gemm and all("CNR:COMPATIBLE" in line for line in gemm), gemm
