@@ -458,6 +458,8 @@ class FitResult:
     evals: list[tuple[int, float]] = field(default_factory=list)
     #: Seconds from the start of training to the end of each evaluation of ``evals``.
     eval_s: list[float] = field(default_factory=list)
+    #: The weights after each step asked for in ``fit(..., snapshots=…)``: step → state dict.
+    snapshots: dict[int, dict[str, Tensor]] = field(default_factory=dict, repr=False)
 
     def seconds_to(self, value: float) -> float | None:
         """Wall time until an evaluation first reached ``value`` (``None`` if none did)."""
@@ -513,7 +515,8 @@ READ_EVERY = 25
 
 def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor],
         recipe: Recipe, *, evaluate: Callable[[nn.Module], float] | None = None, device=None,
-        seed: int = 0, progress: bool = True, desc: str = "entrenando") -> FitResult:
+        seed: int = 0, progress: bool = True, desc: str = "entrenando",
+        snapshots: Sequence[int] = ()) -> FitResult:
     """Train ``model`` with ``recipe``: the one training loop of the book.
 
     Every step takes the batch ``batches(step)``, moves it to the device,
@@ -534,6 +537,11 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
             the model is moved there.
         seed: seeds PyTorch (initialisation done later, dropout); the data are
             the business of ``batches``.
+        snapshots: steps after which a copy of the weights is kept in
+            ``FitResult.snapshots`` (on the training device). With a schedule
+            whose rate does not depend on the total (``"constant"``,
+            ``"noam"``), the snapshot at step ``k`` is the model that a run of
+            ``k`` steps with the same seed would give, without training it.
 
     Mixed precision is not used: the book's models are a few hundred
     thousand parameters, bound by kernel launches and Python rather than by
@@ -551,6 +559,10 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
         raise TypeError(f"evaluate debe ser una función modelo → número; se recibió {evaluate!r}.")
     if not isinstance(recipe, Recipe):
         raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
+    keep = sorted({checks.positive_int(k, "cada paso de snapshots") for k in snapshots})
+    if keep and keep[-1] > recipe.steps:
+        raise ValueError(f"snapshots pide el paso {keep[-1]}, pero la receta tiene {recipe.steps} pasos.")
+    kept: dict[int, dict[str, Tensor]] = {}
     model.to(dev)
     runtime.seed_everything(seed)
     optimizer = recipe.optimizer(model.parameters())
@@ -567,6 +579,8 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
             if history.steps > shown:
                 shown = history.steps
                 bar.set_postfix_str(f"pérdida={history.final:.4f}", refresh=False)
+        if done in keep:
+            kept[done] = {k: v.detach().clone() for k, v in model.state_dict().items()}
         if evaluate is not None and recipe.eval_every and done % recipe.eval_every == 0:
             model.eval()
             with torch.no_grad():
@@ -590,7 +604,7 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
         torch.cuda.synchronize(dev)
     wall = time.perf_counter() - start
     model.eval()
-    return FitResult(history, recipe, str(dev), wall, evals, eval_s)
+    return FitResult(history, recipe, str(dev), wall, evals, eval_s, kept)
 
 
 # ---------------------------------------------------------------------------

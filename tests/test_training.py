@@ -8,12 +8,15 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 from torch import nn
+from torch.nn import functional as F
 
 from dldna import training
 from dldna.runtime import seed_everything
 from dldna.training import (
     History,
     LabelSmoothingLoss,
+    Recipe,
+    fit,
     layer_gradient_norms,
     noam_lambda,
     noam_optimizer,
@@ -259,3 +262,18 @@ def test_recipe_optimizer_is_foreach_and_bit_identical_to_the_per_tensor_one(wei
         return torch.cat([p.detach().flatten() for p in model.parameters()])
 
     assert torch.equal(trained(True), trained(False))
+
+
+def test_fit_keeps_the_snapshots_it_is_asked_for():
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    x, y = torch.randn(16, 3), torch.randn(16, 1)
+    recipe = Recipe(steps=6, batch_size=16, lr=0.1, warmup=1, schedule="constant")
+    result = fit(model, lambda _s: (x, y), lambda m, b: F.mse_loss(m(b[0]), b[1]), recipe,
+                 device="cpu", progress=False, snapshots=(2, 6))
+    assert sorted(result.snapshots) == [2, 6]
+    assert torch.equal(result.snapshots[6]["weight"], model.weight.detach())
+    assert not torch.equal(result.snapshots[2]["weight"], result.snapshots[6]["weight"])
+    with pytest.raises(ValueError, match="snapshots pide el paso 7"):
+        fit(model, lambda _s: (x, y), lambda m, b: F.mse_loss(m(b[0]), b[1]), recipe,
+            device="cpu", progress=False, snapshots=(7,))

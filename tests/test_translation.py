@@ -141,9 +141,17 @@ def test_a_shorter_run_is_the_beginning_of_the_longer_one():
     short = tr.train_translation(recipe=dataclasses.replace(recipe, steps=10), held_out=50,
                                  device="cpu", progress=False)
     long = tr.train_translation(recipe=dataclasses.replace(recipe, steps=20), held_out=50,
-                                device="cpu", progress=False)
+                                device="cpu", progress=False, snapshots=(10,))
     assert short.history.loss == long.history.loss[:10]
     assert short.history.lr == long.history.lr[:10]
+    # The snapshot kept at step 10 of the long run is the short run's model, bit for bit
+    # (chapter 7e takes its half-trained model from it instead of training it again).
+    halfway = long.at(10)
+    short_weights = short.model.state_dict()
+    assert all(torch.equal(v, short_weights[k]) for k, v in halfway.state_dict().items())
+    assert not all(torch.equal(v, short_weights[k]) for k, v in long.model.state_dict().items())
+    with pytest.raises(ValueError, match="No se guardó el paso 5"):
+        long.at(5)
     assert short.history.loss != tr.train_translation(
         recipe=dataclasses.replace(recipe, steps=10), held_out=50, device="cpu",
         progress=False, seed=1).history.loss

@@ -517,7 +517,7 @@ def greedy_decoder(model, max_len: int) -> DecodeFn:
 
 
 def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: int = 0,
-          progress: bool = True, desc: str = "entrenando") -> FitResult:
+          progress: bool = True, desc: str = "entrenando", snapshots: Sequence[int] = ()) -> FitResult:
     """Train an encoder-decoder ``model`` on ``task`` with :func:`dldna.training.fit`.
 
     What this adds to ``fit`` is the task's three pieces:
@@ -533,7 +533,8 @@ def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: in
 
     ``device``: where to train (default: :func:`dldna.runtime.get_device`);
     ``seed`` seeds the data stream and PyTorch, so two runs on the same
-    machine give the same numbers. Returns the :class:`~dldna.training.FitResult`.
+    machine give the same numbers; ``snapshots`` are passed to ``fit``.
+    Returns the :class:`~dldna.training.FitResult`.
     """
     if not isinstance(task, Task):
         raise TypeError(f"task debe ser una tarea de dldna.tasks (Task); se recibió {type(task).__name__}.")
@@ -556,6 +557,7 @@ def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: in
         model, task.sampler(recipe.batch_size, seed),
         lambda m, b: seq2seq_loss(m, b.src, b.tgt, pad_id=PAD_ID, smoothing=recipe.smoothing),
         recipe, evaluate=evaluate, device=dev, seed=seed, progress=progress, desc=desc,
+        snapshots=snapshots,
     )
 
 

@@ -498,16 +498,29 @@ class TranslationRun:
     def seconds(self) -> float:
         return self.result.wall_s
 
+    def at(self, step: int) -> Transformer:
+        """The model as it was after ``step`` (kept with ``snapshots=``), in eval mode."""
+        if step not in self.result.snapshots:
+            kept = sorted(self.result.snapshots)
+            raise ValueError(f"No se guardó el paso {step}: pídelo con "
+                             f"train_translation(snapshots=({step},)); guardados: {kept}.")
+        with torch.random.fork_rng(devices=[]):  # building it must not move the reader's random stream
+            model = Transformer(self.model.config).to(checks.device_of(self.model))
+        model.load_state_dict(self.result.snapshots[step])
+        return model.eval()
+
 
 def train_translation(*, recipe: Recipe | None = None, seed: int = 0, device=None,
                       held_out: int = 1000, progress: bool = True,
-                      desc: str = "traduciendo") -> TranslationRun:
+                      desc: str = "traduciendo", snapshots: Sequence[int] = ()) -> TranslationRun:
     """Train the chapter's Transformer (:func:`setup`) on :class:`TranslationTask`.
 
     The ``held_out`` test sentences are drawn first and never used for
     training; training is :func:`dldna.tasks.train` with ``recipe`` (default:
     the chapter's, :func:`setup`); the model is built after seeding with
-    ``seed``, so a run is deterministic on a CPU.
+    ``seed``, so a run is deterministic on a CPU. ``snapshots`` (steps) keeps
+    the weights of those steps in ``result.snapshots``; :meth:`TranslationRun.at`
+    rebuilds the model of one of them.
     """
     held_out = checks.positive_int(held_out, "held_out (frases de prueba)")
     task = TranslationTask()
@@ -516,7 +529,8 @@ def train_translation(*, recipe: Recipe | None = None, seed: int = 0, device=Non
     test = task.test_set(held_out)
     runtime.seed_everything(seed)
     model = Transformer(config)
-    result = train(model, task, recipe, device=device, seed=seed, progress=progress, desc=desc)
+    result = train(model, task, recipe, device=device, seed=seed, progress=progress, desc=desc,
+                   snapshots=snapshots)
     score = exact_match(task, greedy_decoder(model, task.max_target_len), test,
                         device=result.device)
     return TranslationRun(model, task, test, result, score.accuracy)
