@@ -12,7 +12,10 @@ Pages site), are generated from it here; ``tests/test_book_structure.py`` and
 
 ``execute`` runs each notebook top to bottom in a fresh kernel on the CPU
 (``DLDNA_DEVICE=cpu``, the path the tests compare), stores outputs and widget
-state in the file, and prints how long each notebook took.
+state in the file, and prints how long each notebook took. Before storing,
+its stream outputs are reduced to what a terminal (or Jupyter) shows
+(:func:`terminal_view`): a progress bar redrawn with ``\\r`` a hundred times
+is stored as its last state, one line, not as a hundred lines in the book.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ CONFIG = ROOT / "_config.yml"
 BASEURL_RE = re.compile(r"^(?P<key>\s+html_baseurl:).*$", re.MULTILINE)
 BADGE_RE = re.compile(r"^\[!\[Abrir en Colab\]\(.*$", re.MULTILINE)
 SETUP_TAG = "setup"
+# nbval applies this pattern to the streams before comparing them
+# (nbval.plugin.coalesce_streams), so a stored output tidied with it and a
+# fresh, untidied one still compare equal.
+_OVERWRITTEN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)
 
 
 def _config() -> dict:
@@ -143,6 +150,24 @@ def sync(paths: list[Path], check_only: bool = False) -> int:
     return changed
 
 
+def terminal_view(outputs: list) -> list:
+    """``outputs`` of one cell with adjacent stream outputs of the same stream
+    merged and carriage returns applied, as a terminal shows them: a line
+    rewritten after ``\\r`` keeps only its last version (the order of
+    streams, figures and widgets is kept)."""
+    tidy: list = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and tidy and tidy[-1].get("output_type") == "stream"
+                and tidy[-1].get("name") == out.get("name")):
+            tidy[-1]["text"] += out["text"]
+        else:
+            tidy.append(out)
+    for out in tidy:
+        if out.get("output_type") == "stream":
+            out["text"] = _OVERWRITTEN.sub("", out["text"])
+    return tidy
+
+
 def execute(paths: list[Path], timeout: int = 1800) -> None:
     # The per-cell limit only catches a hung kernel: on a busy machine a training
     # cell takes several times its budget, which `make test` reports per notebook.
@@ -164,6 +189,9 @@ def execute(paths: list[Path], timeout: int = 1800) -> None:
         client.execute()
         elapsed = time.perf_counter() - start
         total += elapsed
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs = terminal_view(cell.outputs)
         nbformat.write(nb, path)
         print(f"{elapsed:7.1f} s  {path.relative_to(ROOT)}", flush=True)
     print(f"{total:7.1f} s  en total ({len(paths)} cuadernos)")

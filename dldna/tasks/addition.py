@@ -227,12 +227,13 @@ def compare_orders(seeds: Sequence[int] = (0, 1, 2), *, digits: int = 3,
 def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     """Rows of ``make bench``: both digit orders, exact match on 1,000 fresh sums.
 
-    Only units first has a claimed accuracy (99 %); the chapter's point is
-    that digits first, with the same recipe, does not reach it."""
+    Neither row has a claimed accuracy: chapter 7b claims a comparison (units
+    first beats digits first by more than 10 points at 500 steps, for each of
+    three seeds; units first ends between 95 % and 99 % there), not a target,
+    and the two rows of the table show it for seed 0."""
     rows = []
     for reverse in (True, False):
         task = AdditionTask(reverse=reverse)
         config, recipe = setup(task)
-        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick,
-                                   claim=0.99 if reverse else None))
+        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick))
     return rows
