@@ -319,7 +319,13 @@ def mask(value, target, name: str = "La máscara", *, device: torch.device | Non
 
 def ids(x, name: str, *, vocab_size: int | None = None, like: nn.Module | Tensor | None = None,
         ndim=None) -> Tensor:
-    """Token ids as a ``long`` tensor, on the device of ``like``, each in ``[0, vocab_size)``."""
+    """Token ids as a ``long`` tensor, on the device of ``like``, each in ``[0, vocab_size)``.
+
+    The range is checked where a reader's own ids arrive, on the CPU, before
+    they move to ``like``'s device. Ids already on a GPU are not read: that
+    would make every forward pass wait for the device, and there they come
+    from the training loop, which moved batches that the tasks drew.
+    """
     t = as_tensor(x, name)
     if t.is_floating_point():
         if t.numel() and not torch.equal(t, t.round()):
@@ -327,18 +333,18 @@ def ids(x, name: str, *, vocab_size: int | None = None, like: nn.Module | Tensor
     elif t.dtype == torch.bool or t.is_complex():
         raise TypeError(f"{name} debe contener ids enteros de tokens; tiene dtype {t.dtype}.")
     t = t.long()
-    if like is not None:
-        target = device_of(like) if isinstance(like, nn.Module) else like.device
-        if t.device != target:
-            t = t.to(target)
     _check_ndim(t, name, ndim)
-    if vocab_size is not None and t.numel():
+    if vocab_size is not None and t.numel() and t.device.type == "cpu":
         low, high = int(t.min()), int(t.max())
         if low < 0 or high >= vocab_size:
             bad = low if low < 0 else high
             raise ValueError(
                 f"{name} contiene el id {bad}, fuera del vocabulario (ids válidos: 0 a {vocab_size - 1})."
             )
+    if like is not None:
+        target = device_of(like) if isinstance(like, nn.Module) else like.device
+        if t.device != target:
+            t = t.to(target)
     return t
 
 

@@ -117,6 +117,21 @@ def test_token_embedding_rejects_bad_ids():
     assert torch.equal(emb(torch.tensor([[1.0, 3.0]])), emb(torch.tensor([[1, 3]])))
 
 
+def test_ids_are_range_checked_on_the_cpu_and_never_read_on_another_device():
+    """The range check reads the ids (min and max): on the CPU, before they
+    move; ids already on another device are not read, so a training step on a
+    GPU does not wait for it. The meta device stands for a GPU here: reading a
+    meta tensor's values fails, so any read would show."""
+    from dldna import checks
+
+    on_meta = torch.empty(2, 3, dtype=torch.long, device="meta")
+    assert checks.ids(on_meta, "ids", vocab_size=5).device.type == "meta"
+    gpu_like = torch.empty(1, device="meta")
+    with pytest.raises(ValueError, match="fuera del vocabulario"):
+        checks.ids(torch.tensor([[1, 7]]), "ids", vocab_size=5, like=gpu_like)
+    assert checks.ids(torch.tensor([[1, 4]]), "ids", vocab_size=5, like=gpu_like).device.type == "meta"
+
+
 def test_positional_encoding_schemes():
     x = torch.zeros(2, 5, 8)
     sin = PositionalEncoding(8, 10, "sinusoidal")(x)
