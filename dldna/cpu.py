@@ -16,8 +16,8 @@ CPU compute the same way, the setting the stored outputs were computed with:
   well: there it treats ``MKL_CBWR=AVX2`` (or ``AVX512``) as ``AUTO`` and
   picks its own kernels (``MKL_VERBOSE=1`` prints ``CNR:AUTO``), so an Intel
   and an AMD machine pinned to AVX2 differ in the last bits. It costs speed:
-  chapter 7b's model trains at about 20 steps/s instead of 30 (measured on a
-  2-core AMD EPYC, 2 threads);
+  chapter 7b's model trains at 27 to 31 steps/s instead of 40 to 44 (measured
+  on a 2-core AMD EPYC, 2 threads);
 * ``ONEDNN_MAX_CPU_ISA=AVX2``: oneDNN's kernels (convolutions).
 
 Other architectures (Apple silicon, ARM servers) and GPUs have kernels of
