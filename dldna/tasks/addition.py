@@ -51,6 +51,11 @@ __all__ = ["AdditionTask", "carries", "setup", "compare_orders", "OrderRun", "un
            "benchmark"]
 
 
+#: The two digit orders, by ``reverse``: names in a task's name and in the
+#: progress bars (short enough for the bar to keep the loss in its 90 columns).
+_ORDER = {True: "unidades primero", False: "cifra mayor primero"}
+
+
 def carries(a: int, b: int) -> int:
     """How many carries the column addition of ``a + b`` produces.
 
@@ -81,7 +86,7 @@ class AdditionTask(Task):
             )
         self.digits = int(digits)
         self.reverse = reverse
-        self.name = "suma (unidades primero)" if reverse else "suma (cifra mayor primero)"
+        self.name = f"suma ({_ORDER[reverse]})"
         self.src_tokenizer = Tokenizer(list("0123456789+"), separator="")
         self.tgt_tokenizer = Tokenizer(list("0123456789"), separator="")
 
@@ -217,7 +222,7 @@ def compare_orders(seeds: Sequence[int] = (0, 1, 2), *, digits: int = 3,
             runtime.seed_everything(seed)
             model = Transformer(config or default_config)
             result = train(model, task, recipe or default_recipe, device=device, seed=seed,
-                           progress=progress, desc=f"{task.name}, semilla {seed}")
+                           progress=progress, desc=f"{_ORDER[reverse]}, semilla {seed}")
             score = exact_match(task, greedy_decoder(model, task.max_target_len), test,
                                 device=result.device)
             runs.append(OrderRun(seed, task, result, score, model))
