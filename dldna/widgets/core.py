@@ -206,6 +206,19 @@ def static_html(payload: dict, ordinal: int | None = None) -> str:
     )
 
 
+def widget_view(widget) -> dict:
+    """The ``application/vnd.jupyter.widget-view+json`` data that shows ``widget`` live.
+
+    Written here rather than asked of the widget, because the two ipywidgets
+    in use differ: 8 (JupyterLab 4, VS Code) gives widgets a
+    ``_repr_mimebundle_``, 7.7 (Colab's, and classic Notebook 6) displays them
+    through ``_ipython_display_`` and has no such method. Both front ends read
+    the same view data, a model id under protocol version 2.0, so one path
+    serves them.
+    """
+    return {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
+
+
 def error_html(title: str, message: str) -> str:
     """A visible, readable box with a Spanish error message (no traceback).
 
@@ -383,10 +396,11 @@ class Explorer:
                 "libro en línea)")
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        bundle = dict(self.widget._repr_mimebundle_())
-        bundle["text/plain"] = self._plain()
-        bundle["text/html"] = self.to_html()
-        return bundle
+        return {
+            WIDGET_MIME: widget_view(self.widget),
+            "text/plain": self._plain(),
+            "text/html": self.to_html(),
+        }
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.title}>"
