@@ -13,7 +13,11 @@ export ONEDNN_MAX_CPU_ISA := AVX2
 # whose .venv may be shared with the main checkout's editable install).
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: book test notebooks sync figures lint clean bench
+.PHONY: book test notebooks sync figures lint clean bench colab colab-env
+
+# Colab's own stack (requirements-colab.txt): ipywidgets 7.7, IPython 7.34, torch 2.11...
+COLAB_VENV  := .venv-colab
+COLAB_STAMP := $(COLAB_VENV)/.instalado
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Se necesita Python 3.10 o superior; tienes " + sys.version.split()[0])'
@@ -27,14 +31,29 @@ book: $(STAMP)
 	@echo "Libro construido: file://$(CURDIR)/_build/html/index.html"
 
 ## Ejecuta todas las pruebas: unitarias, nbval sobre cada cuaderno, ruff,
-## construcción del libro y prueba en un navegador sin interfaz (instala
-## Chromium y ChromeDriver si faltan: scripts/install-chromium.sh).
+## construcción del libro y pruebas en un navegador sin interfaz, también de
+## los exploradores en un Jupyter real (instala Chromium y ChromeDriver si
+## faltan: scripts/install-chromium.sh, y crea el entorno de Colab).
 # pytest exits 5 when it collected no test: a failure too, said plainly.
-test: $(STAMP)
+test: $(STAMP) $(COLAB_STAMP)
 	@bash scripts/install-chromium.sh
 	$(BIN)/python -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest no encontró ninguna prueba: revisa testpaths en pyproject.toml." >&2; fi; \
 	exit $$status
+
+$(COLAB_STAMP): requirements-colab.txt | $(STAMP)
+	$(BIN)/python tools/colab.py env --venv $(COLAB_VENV)
+
+## Crea el entorno de Colab (.venv-colab) con las versiones que publica Colab.
+colab-env: $(COLAB_STAMP)
+
+## Cada capítulo como lo ejecuta Colab (todos, o NB=chapters/xx.ipynb), con las
+## versiones de Colab: la instalación solo añade dldna, ninguna salida trae un
+## error y ninguna comprobación impresa cambia. DEVICE=cuda lo hace en una GPU.
+DEVICE ?= cpu
+colab: $(STAMP) $(COLAB_STAMP)
+	$(BIN)/python tools/colab.py check-install --venv $(COLAB_VENV)
+	$(BIN)/python tools/colab.py run --venv $(COLAB_VENV) --device $(DEVICE) $(NB)
 
 ## Vuelve a ejecutar los cuadernos (todos, o NB=chapters/xx.ipynb) y guarda
 ## sus salidas y el estado de sus widgets.
