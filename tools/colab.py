@@ -174,8 +174,16 @@ def wheel() -> Path:
     return built
 
 
+def _uninstall_dldna(venv: Path) -> None:
+    """Back to Colab's image, which has no dldna (a run leaves the last chapter's install)."""
+    subprocess.run([str(_python(venv)), "-m", "pip", "uninstall", "--quiet", "--yes", "dldna"],
+                   check=True, capture_output=True)
+
+
 def would_install(venv: Path, wheel_path: Path) -> list[str]:
-    """``name==version`` of everything ``pip install wheel_path`` would install in ``venv``."""
+    """``name==version`` of everything ``pip install wheel_path`` would install in ``venv``
+    as Colab's image has it (without dldna)."""
+    _uninstall_dldna(venv)
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp, "report.json")
         subprocess.run([str(_python(venv)), "-m", "pip", "install", "--dry-run", "--quiet",
@@ -214,11 +222,11 @@ def prepare(source: Path, wheel_path: Path) -> dict:
         raise SystemExit(f"{source.name}: la celda de preparación no instala «dldna @ …».")
     setup[0]["source"] = _SETUP_SPEC.sub(f'"dldna @ {wheel_path.as_uri()}"', text)
 
-    def cell(code):
-        return {"cell_type": "code", "metadata": {"tags": ["colab-runner"]}, "source": code,
-                "outputs": [], "execution_count": None}
+    def cell(code, cell_id):
+        return {"cell_type": "code", "id": cell_id, "metadata": {"tags": ["colab-runner"]},
+                "source": code, "outputs": [], "execution_count": None}
 
-    nb["cells"] = [cell(_PRELUDE), *nb["cells"], cell(_EPILOGUE)]
+    nb["cells"] = [cell(_PRELUDE, "colab-prelude"), *nb["cells"], cell(_EPILOGUE, "colab-epilogue")]
     return nb
 
 
@@ -317,14 +325,14 @@ def run(venv: Path, device: str, notebooks: list[Path]) -> int:
     target.mkdir(parents=True)
     environ = {k: v for k, v in os.environ.items() if k not in NOT_IN_COLAB}
     environ["DLDNA_DEVICE"] = device
+    environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # ipykernel's debugger notes, noise here
     python = str(_python(venv))
     rows, failed = [], 0
     with tempfile.TemporaryDirectory(prefix="colab-") as tmp:
         environ["JUPYTER_DATA_DIR"] = str(Path(tmp, "jupyter-data"))
         for source in notebooks:
             # Each chapter starts from Colab's image: no dldna until its set-up cell installs it.
-            subprocess.run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "dldna"],
-                           check=True, env=environ, capture_output=True)
+            _uninstall_dldna(venv)
             work = Path(tmp, source.stem)
             work.mkdir()
             copy = work / source.name
