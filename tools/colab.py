@@ -160,11 +160,10 @@ def _check_env(venv: Path) -> None:
 # -------------------------------------------------------------- check-install
 
 
-def wheel() -> Path:
-    """dldna's wheel, built from this checkout into ``_build/colab/dist``."""
-    dist = BUILD / "dist"
-    shutil.rmtree(dist, ignore_errors=True)
-    dist.mkdir(parents=True)
+def wheel(dist: Path | None = None) -> Path:
+    """dldna's wheel, built from this checkout into ``dist`` (default: a new temporary folder)."""
+    dist = Path(tempfile.mkdtemp(prefix="dldna-wheel-")) if dist is None else dist
+    dist.mkdir(parents=True, exist_ok=True)
     # With setuptools at hand no build environment is downloaded (these machines' CI
     # reaches PyPI, but a build needs nothing from it); a Python 3.12+ venv has none.
     isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]
