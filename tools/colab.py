@@ -9,6 +9,9 @@
         environment must add dldna and nothing else
     python tools/colab.py run [--venv DIR] [--device cpu|cuda] [NOTEBOOK ...]
         execute every chapter (or those named) as Colab would, and check it
+    python tools/colab.py gpu-wheels [DIR]
+        download, for a GPU machine with Python 3.12 and torch but no Jupyter and
+        no network, the wheels of Colab's Jupyter stack (see CONTRIBUTING.md)
 
 ``run`` does, for each chapter, what a reader's Colab session does: the
 notebook is copied outside the repository, the kernel is the Colab
@@ -82,8 +85,8 @@ def parse_freeze(text: str) -> dict[str, str]:
     """
     pins = {}
     for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or " @ " in line or "==" not in line:
+        line = line.split("#", 1)[0].strip()
+        if not line or " @ " in line or "==" not in line:
             continue
         name, version = line.split("==", 1)
         pins[_name(name)] = version.split("+", 1)[0]
@@ -130,6 +133,29 @@ def _colab_python(freeze: Path) -> str:
         if found:
             return found.group(1)
     return "3.13"
+
+
+#: What a GPU machine with PyTorch lacks to run a notebook: Colab's Jupyter stack.
+JUPYTER_STACK = ["ipykernel", "ipython", "ipywidgets", "widgetsnbextension", "jupyterlab-widgets",
+                 "traitlets", "jupyter-client", "jupyter-core", "nbclient", "nbformat", "tornado",
+                 "pyzmq", "debugpy", "matplotlib-inline", "nest-asyncio", "jedi", "parso", "pexpect",
+                 "ptyprocess", "prompt-toolkit", "wcwidth", "pickleshare", "backcall", "decorator",
+                 "ipython-genutils", "fastjsonschema", "jsonschema", "jsonschema-specifications",
+                 "referencing", "rpds-py", "attrs", "platformdirs", "entrypoints", "seaborn"]
+
+
+def gpu_wheels(target: Path) -> None:
+    """Download :data:`JUPYTER_STACK` at Colab's versions for CPython 3.12 on x86-64 Linux."""
+    pins = parse_freeze(REQUIREMENTS.read_text(encoding="utf-8"))
+    wanted = [f"{n}=={pins[n]}" for n in JUPYTER_STACK]
+    platforms = [arg for tag in ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64",
+                                 "manylinux2014_x86_64", "manylinux1_x86_64")
+                 for arg in ("--platform", tag)]
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                    "--only-binary=:all:", "--python-version", "3.12", "--implementation", "cp",
+                    *platforms, "-d", str(target), *wanted], check=True)
+    size = sum(f.stat().st_size for f in target.glob("*.whl")) / 2**20
+    print(f"{len(wanted)} ruedas en {target} ({size:.0f} MiB)")
 
 
 # ----------------------------------------------------------------------- env
@@ -314,6 +340,12 @@ def _execute(path: Path, out: Path, device: str) -> None:
 
 def run(venv: Path, device: str, notebooks: list[Path]) -> int:
     _check_env(venv)
+    if device == "cuda":
+        probe = subprocess.run([str(_python(venv)), "-c", "import torch; print(torch.cuda.is_available())"],
+                               capture_output=True, text=True)
+        if probe.stdout.strip() != "True":
+            print("ERROR: --device cuda, pero torch no ve ninguna GPU en este entorno.", file=sys.stderr)
+            return 1
     wheel_path = wheel()
     planned = would_install(venv, wheel_path)
     if [_name(p) for p in planned] != ["dldna"]:
@@ -383,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
         if name == "run":
             p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
             p.add_argument("notebooks", nargs="*", type=Path)
+    p = sub.add_parser("gpu-wheels")
+    p.add_argument("target", type=Path, nargs="?", default=ROOT / ".whl")
     p = sub.add_parser("_execute")
     p.add_argument("path", type=Path)
     p.add_argument("out", type=Path)
@@ -397,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "run":
         notebooks = [p.resolve() for p in args.notebooks] or sorted(CHAPTERS.glob("*.ipynb"))
         return run(args.venv, args.device, notebooks)
+    elif args.command == "gpu-wheels":
+        gpu_wheels(args.target)
     elif args.command == "_execute":
         _execute(args.path, args.out, args.device)
     return 0
