@@ -330,7 +330,7 @@ def _execute(path: Path, out: Path, device: str) -> None:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
+    client = NotebookClient(nb, timeout=1800, kernel_name="python3", allow_errors=True,
                             store_widget_state=True, resources={"metadata": {"path": str(path.parent)}})
     try:
         client.execute()
