@@ -81,13 +81,15 @@ def describe() -> str:
 
     capability = torch.backends.cpu.get_cpu_capability()
     if not is_x86():
-        text = (f"Núcleos de CPU de PyTorch: {capability} (procesador {platform.machine()}; "
-                "las últimas cifras pueden diferir de las del libro).")
+        text = (f"Rutinas de cálculo (kernels) de PyTorch en la CPU: {capability} (procesador "
+                f"{platform.machine()}; las últimas cifras pueden diferir de las del libro).")
     elif capability == "AVX2":
-        text = "Núcleos de CPU de PyTorch: AVX2 (los mismos con que se calcularon las salidas del libro)."
+        text = ("Rutinas de cálculo (kernels) de PyTorch en la CPU: AVX2 (las mismas con que se "
+                "calcularon las salidas del libro).")
     else:
-        text = (f"Núcleos de CPU de PyTorch: {capability}, no AVX2: importa dldna antes que torch "
-                "(o reinicia el núcleo) para obtener las cifras exactas del libro.")
+        text = (f"Rutinas de cálculo (kernels) de PyTorch en la CPU: {capability}, no AVX2: importa "
+                "dldna antes que torch (o reinicia el kernel de Jupyter) para obtener las cifras "
+                "exactas del libro.")
     threads = torch.get_num_threads()
     if threads != BOOK_THREADS:
         text += (f"\nHilos de cálculo: {threads}; el libro usó {BOOK_THREADS}, y con otro número las "

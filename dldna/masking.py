@@ -42,7 +42,7 @@ import math
 import torch
 from torch import Tensor
 
-from dldna import checks
+from dldna import checks, fmt
 
 __all__ = [
     "sequence_mask",
@@ -390,6 +390,6 @@ def describe(mask: Tensor) -> str:
     total = mask.numel()
     empty = int(fully_masked_rows(mask).sum())
     return (
-        f"forma {tuple(mask.shape)}: {allowed} de {total} posiciones permitidas "
-        f"({allowed / total:.1%}); filas sin ninguna clave: {empty}"
+        f"forma {tuple(mask.shape)}: {fmt.integer(allowed)} de {fmt.integer(total)} posiciones "
+        f"permitidas ({fmt.percent(allowed / total)}); filas sin ninguna clave: {fmt.integer(empty)}"
     )

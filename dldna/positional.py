@@ -399,14 +399,23 @@ class ALiBi(nn.Module):
 
     ``forward(q_len, k_len)`` returns ``-m_h·|j - i|`` with shape
     ``(1, heads, q_len, k_len)``: each head penalises distant keys linearly,
-    with its own slope ``m_h`` (:func:`alibi_slopes`). In a causal model only
-    ``j ≤ i`` survives the mask, and the bias is ``m_h·(j - i)``.
+    with its own slope ``m_h`` (:func:`alibi_slopes`, unless ``slopes`` gives one
+    per head). In a causal model only ``j ≤ i`` survives the mask, and the bias is ``m_h·(j - i)``.
     """
 
-    def __init__(self, num_heads: int):
+    def __init__(self, num_heads: int, slopes=None):
         super().__init__()
         self.num_heads = _check_int(num_heads, "num_heads")
-        self.register_buffer("slopes", alibi_slopes(num_heads), persistent=False)
+        if slopes is None:
+            values = alibi_slopes(num_heads)
+        else:
+            # Other slopes than Press et al.'s, to test whether the scheme or its slopes decide a result.
+            values = torch.as_tensor(slopes, dtype=torch.float32).flatten()
+            wrong = not bool(torch.isfinite(values).all()) or bool((values <= 0).any())
+            if values.numel() != self.num_heads or wrong:
+                raise ValueError(f"slopes debe tener {self.num_heads} pendientes positivas y finitas "
+                                 f"(una por cabeza); recibí {values.tolist()}.")
+        self.register_buffer("slopes", values, persistent=False)
 
     def extra_repr(self) -> str:
         return f"num_heads={self.num_heads}"
@@ -497,14 +506,15 @@ class PositionProbe(nn.Module):
     the size of the learned table (``'aprendida'``, which reuses its last row
     past the table) and, unless ``bucket_distance`` says otherwise, T5's
     ``max_distance``, so that every distance longer than the training ones
-    falls in a bucket that training reached (the last one).
+    falls in a bucket that training reached (the last one). ``alibi_slopes``
+    replaces ALiBi's standard slopes (one per head).
 
     Shapes: tokens ``(batch, seq)`` (long) → logits ``(batch, seq, vocab)``.
     """
 
     def __init__(self, scheme: str, vocab: int = 16, d_model: int = 32, num_heads: int = 2,
                  layers: int = 2, max_len: int = 24, max_distance: int = 8,
-                 bucket_distance: int | None = None):
+                 bucket_distance: int | None = None, alibi_slopes: list[float] | None = None):
         super().__init__()
         if scheme not in SCHEMES:
             raise ValueError(f"Esquema de posiciones desconocido: {scheme!r}. Los válidos son {SCHEMES}.")
@@ -524,7 +534,7 @@ class PositionProbe(nn.Module):
             reach = max(max_len, 9) if bucket_distance is None else bucket_distance
             self.relative = T5RelativeBias(num_heads, num_buckets=16, max_distance=reach, bidirectional=False)
         elif scheme == "alibi":
-            self.relative = ALiBi(num_heads)
+            self.relative = ALiBi(num_heads, slopes=alibi_slopes)
         elif scheme == "rope":
             self.relative = RotaryEmbedding(d_k)
         self.attn = nn.ModuleList(MultiHeadAttention(d_model, num_heads) for _ in range(layers))

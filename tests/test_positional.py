@@ -357,3 +357,15 @@ def test_encodings_on_integer_input_are_computed_in_float():
     ints = torch.ones(6, 8, dtype=torch.int32)
     rope = P.RotaryEmbedding(8)
     torch.testing.assert_close(rope.rotate(ints), rope.rotate(ints.float()))
+
+
+def test_alibi_custom_slopes_replace_the_standard_ones():
+    bias = P.ALiBi(2, slopes=[2.0, 1.0])(4, 4)
+    torch.testing.assert_close(bias[0, :, 3, 0], torch.tensor([-6.0, -3.0]))
+    probe = P.PositionProbe("alibi", alibi_slopes=[2.0, 1.0])
+    torch.testing.assert_close(probe.relative.slopes, torch.tensor([2.0, 1.0]))
+    # The default stays Press et al.'s geometric sequence.
+    torch.testing.assert_close(P.PositionProbe("alibi").relative.slopes, P.alibi_slopes(2))
+    for wrong in ([1.0], [1.0, 0.0], [1.0, float("nan")]):
+        with pytest.raises(ValueError, match="pendientes"):
+            P.ALiBi(2, slopes=wrong)
