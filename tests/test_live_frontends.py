@@ -76,6 +76,9 @@ class FrontEnd:
     run_all_js: str
     #: CSS selectors of what an error or a traceback looks like in this front end.
     error_css: tuple[str, ...]
+    #: Text of the browser console that says the widget manager is done asking
+    #: the kernel for its widgets (None: nothing to wait for).
+    settled_log: str | None = None
 
     def venv(self) -> Path:
         return Path(sys.prefix) if self.name == "lab" else colab_venv()
@@ -134,6 +137,16 @@ CLASSIC = FrontEnd(
     """,
     run_all_js="Jupyter.notebook.execute_all_cells();",
     error_css=(".output_error", ".output_stderr", ".dldna-error"),
+    # On connecting, widgetsnbextension 3.6 asks the kernel for the widgets it
+    # already has: first through a "jupyter.widget.control" comm, which the
+    # kernel of ipywidgets 7.7 lacks (the console warns), then with a
+    # comm_info request. A widget created by a cell run before that answer
+    # arrives can be listed there too and fetched a second time; its view then
+    # stays hidden and empty (seen here on a loaded machine: the front end's
+    # race, not the explorers'; a reader who runs a cell a moment after opening
+    # the notebook does not meet it). Cells run after the warning are answered
+    # after that comm_info: the kernel handles its requests in order.
+    settled_log="jupyter.widget.control",
 )
 
 
@@ -164,6 +177,8 @@ def _environment(venv: Path, home: Path) -> dict[str, str]:
         JUPYTER_DATA_DIR=str(home / "data"),
         JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         IPYTHONDIR=str(home / "ipython"),
+        # A kernel that crashes says where, in the server's log (shown on failure).
+        PYTHONFAULTHANDLER="1",
         JUPYTER_PLATFORM_DIRS="0",
     )
     return env
@@ -182,10 +197,10 @@ def _classic_widgets_enabled(venv: Path) -> bool:
     return bool(data.get("load_extensions", {}).get("jupyter-js-widgets/extension"))
 
 
-def _severe_logs(browser) -> list[str]:
-    """The browser's errors (JavaScript, failed requests) since the last call."""
+def _severe(entries) -> list[str]:
+    """The browser's errors (JavaScript, failed requests) among log ``entries``."""
     return [f"{entry.get('source')}: {entry['message'][:500]}"
-            for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+            for entry in entries if entry["level"] == "SEVERE"]
 
 
 @pytest.fixture
@@ -290,19 +305,19 @@ def _picture(browser) -> str | None:
     return browser.execute_script(_PICTURE_JS)
 
 
-def _diagnosis(browser, front: FrontEnd, server_log) -> str:
+def _diagnosis(browser, front: FrontEnd, server_log, console=()) -> str:
     """What a failure message shows: the outputs (text and HTML), the browser's log, the server's."""
     css = ".jp-OutputArea" if front.name == "lab" else ".output_area"
     html = browser.execute_script(
         "return Array.from(document.querySelectorAll(arguments[0]), e => e.outerHTML)"
         ".join('\\n');", css) or ""
     console = "\n".join(f"{e['level']} {e.get('source')}: {e['message'][:400]}"
-                        for e in browser.get_log("browser"))
+                        for e in [*console, *browser.get_log("browser")])
     return (f"Salidas:\n{_outputs_text(browser, front)}\nHTML de las salidas:\n{html[-4000:]}\n"
             f"Consola del navegador:\n{console[-4000:]}\nServidor:\n{server_log()}")
 
 
-def _new_picture(browser, front, before: str, what: str, server_log) -> str:
+def _new_picture(browser, front, before: str, what: str, server_log, console) -> str:
     def changed(d):
         if _errors(d, front):
             return True  # stop waiting: the assertion below says what went wrong
@@ -311,7 +326,7 @@ def _new_picture(browser, front, before: str, what: str, server_log) -> str:
 
     src = _until(browser, changed, PICTURE_TIMEOUT,
                  lambda: f"El dibujo no cambió al {what} ({front.name}).\n"
-                         + _diagnosis(browser, front, server_log))
+                         + _diagnosis(browser, front, server_log, console))
     assert not _errors(browser, front), _errors(browser, front)
     return src
 
@@ -324,11 +339,19 @@ def test_moving_a_live_control_redraws_the_picture(browser, server):
     # Leave the page of an earlier test (whose server may be gone) before
     # dropping what it logged: from here on, the log is this test's.
     browser.get("about:blank")
-    _severe_logs(browser)
+    browser.get_log("browser")
     browser.get(url)
-    _until(browser, lambda d: d.execute_script(front.ready_js), KERNEL_TIMEOUT,
+    console: list[dict] = []  # the browser's log, read once (reading empties it)
+
+    def ready(d) -> bool:
+        console.extend(d.get_log("browser"))
+        settled = front.settled_log is None or any(
+            front.settled_log in entry["message"] for entry in console)
+        return settled and d.execute_script(front.ready_js)
+
+    _until(browser, ready, KERNEL_TIMEOUT,
            lambda: f"La página no tuvo un kernel conectado con su gestor de widgets "
-                   f"({front.name}).\n" + _diagnosis(browser, front, server_log))
+                   f"({front.name}).\n" + _diagnosis(browser, front, server_log, console))
     browser.execute_script(front.run_all_js)
 
     def explorer_shown(d):
@@ -339,7 +362,7 @@ def test_moving_a_live_control_redraws_the_picture(browser, server):
 
     _until(browser, explorer_shown, KERNEL_TIMEOUT,
            lambda: f"El explorador no mostró sus controles y su dibujo ({front.name}).\n"
-                   + _diagnosis(browser, front, server_log))
+                   + _diagnosis(browser, front, server_log, console))
     assert not _errors(browser, front), _errors(browser, front)
     # The kernel is the environment this front end is meant to test.
     assert f"ipywidgets {front.ipywidgets}." in _outputs_text(browser, front)
@@ -351,7 +374,8 @@ def test_moving_a_live_control_redraws_the_picture(browser, server):
     checkbox = browser.find_element(By.CSS_SELECTOR, ".jupyter-widgets input[type=checkbox]")
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", checkbox)
     checkbox.click()
-    second = _new_picture(browser, front, first, "marcar la casilla", server_log)
+    second = _new_picture(browser, front, first, "marcar la casilla", server_log,
+                          console)
 
     # The slider (d_k), moved with the keyboard: its handle takes the focus.
     handle = browser.find_element(By.CSS_SELECTOR, ".jupyter-widgets .ui-slider-handle, "
@@ -359,6 +383,8 @@ def test_moving_a_live_control_redraws_the_picture(browser, server):
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", handle)
     handle.click()
     handle.send_keys(Keys.ARROW_RIGHT)
-    third = _new_picture(browser, front, second, "mover el deslizador", server_log)
+    third = _new_picture(browser, front, second, "mover el deslizador", server_log,
+                         console)
     assert len({first, second, third}) == 3
-    assert not _severe_logs(browser)
+    console.extend(browser.get_log("browser"))
+    assert not _severe(console)
