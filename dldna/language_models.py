@@ -222,16 +222,25 @@ def mask_tokens(ids: Tensor, mask_id: int, first_word: int, vocab: int, *, prob:
 
 
 def masked_batches(ids: Tensor, batch_size: int, mask_id: int, first_word: int, vocab: int, *,
-                   prob: float = 0.15, seed: int = 0) -> Callable[[int], tuple[Tensor, Tensor]]:
+                   prob: float = 0.15, seed: int = 0,
+                   mask_fn: Callable[..., tuple[Tensor, Tensor]] | None = None,
+                   ) -> Callable[[int], tuple[Tensor, Tensor]]:
     """``batches(step)`` of ``(inputs, labels)`` from :func:`mask_tokens`: a new
     corruption of new rows at every step: *dynamic* masking, as in RoBERTa
     (BERT masked statically: its data were duplicated 10 times, each copy with
-    fixed masks)."""
+    fixed masks).
+
+    ``mask_fn`` replaces :func:`mask_tokens` (same signature), so that a reader
+    can train with a rule of their own (chapter 9, exercise 2).
+    """
     rows = sentence_batches(ids, batch_size, seed)
+    # Looked up at call time, not bound as a default, so that the default is the
+    # module's current mask_tokens.
+    corrupt = mask_tokens if mask_fn is None else mask_fn
 
     def batch(step: int) -> tuple[Tensor, Tensor]:
         generator = torch.Generator().manual_seed(seed * 1_000_003 + step + 7)
-        return mask_tokens(rows(step), mask_id, first_word, vocab, prob=prob, generator=generator)
+        return corrupt(rows(step), mask_id, first_word, vocab, prob=prob, generator=generator)
 
     return batch
 
@@ -328,12 +337,14 @@ RECIPE = Recipe(steps=300, batch_size=32, lr=3e-3, warmup=30)
 def pretrain(ids: Tensor, vocab: int, *, causal: bool, mask_id: int | None = None,
              first_word: int | None = None, recipe: Recipe = RECIPE, seed: int = 0, device=None,
              progress: bool = True, desc: str | None = None,
+             mask_fn: Callable[..., tuple[Tensor, Tensor]] | None = None,
              **model_kwargs) -> tuple[LanguageModel, FitResult]:
     """Pre-train a fresh :class:`LanguageModel` on the sentences ``ids`` (``(n, seq)``).
 
     ``causal=True``: next-token prediction (:func:`causal_lm_loss`, GPT);
     ``causal=False``: masked tokens (:func:`masked_lm_loss` on
-    :func:`masked_batches`, BERT), which needs ``mask_id`` and ``first_word``.
+    :func:`masked_batches`, BERT), which needs ``mask_id`` and ``first_word``;
+    ``mask_fn`` replaces :func:`mask_tokens` there (same signature).
     ``seed`` seeds the initialisation (:func:`dldna.runtime.seed_everything`),
     the rows drawn and the corruption; ``model_kwargs`` go to
     :class:`LanguageModel`. Returns the model, in eval mode, and the
@@ -348,7 +359,8 @@ def pretrain(ids: Tensor, vocab: int, *, causal: bool, mask_id: int | None = Non
         if mask_id is None or first_word is None:
             raise ValueError("Un modelo enmascarado (causal=False) necesita mask_id y first_word: "
                              "el id de [MASK] y el de la primera palabra del vocabulario.")
-        batches = masked_batches(ids, recipe.batch_size, mask_id, first_word, vocab, seed=seed)
+        batches = masked_batches(ids, recipe.batch_size, mask_id, first_word, vocab, seed=seed,
+                                 mask_fn=mask_fn)
         loss = masked_lm_loss
     runtime.seed_everything(seed)
     model = LanguageModel(vocab, causal=causal, **model_kwargs)

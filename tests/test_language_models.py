@@ -320,6 +320,28 @@ def test_pretrain_is_the_books_loop_with_each_objective(data):
             assert torch.equal(a, b)
 
 
+def test_pretrain_trains_with_the_masking_function_it_is_given(data):
+    """mask_fn replaces mask_tokens in the batches pretrain draws (chapter 9, exercise 2)."""
+    seen = []
+
+    def always_mask(ids, mask_id, first_word, vocab, *, prob, generator):
+        inputs, labels = lm.mask_tokens(ids, mask_id, first_word, vocab, prob=prob, generator=generator)
+        inputs = torch.where(labels != lm.IGNORE, torch.full_like(ids, mask_id), ids)  # 100/0/0
+        seen.append((inputs, labels))
+        return inputs, labels
+
+    short = training.Recipe(steps=3, batch_size=8, lr=3e-3, warmup=1)
+    lm.pretrain(data[0], V, causal=False, mask_id=MASK_ID, first_word=MASK_ID + 1, recipe=short,
+                device="cpu", progress=False, mask_fn=always_mask, d_model=32, n_heads=2, n_layers=1, d_ff=64)
+    assert len(seen) == 3
+    for inputs, labels in seen:
+        chosen = labels != lm.IGNORE
+        assert bool((inputs[chosen] == MASK_ID).all()) and bool((inputs[~chosen] != MASK_ID).all())
+    # Without mask_fn the package's rule leaves some chosen words visible.
+    inputs, labels = lm.masked_batches(data[0], 64, MASK_ID, MASK_ID + 1, V, seed=0)(0)
+    assert not bool((inputs[labels != lm.IGNORE] == MASK_ID).all())
+
+
 def test_pretrain_rejects_bad_arguments(data):
     with pytest.raises(ValueError, match="mask_id y first_word"):
         lm.pretrain(data[0], V, causal=False)
