@@ -569,6 +569,9 @@ def benchmark(device=None, quick: bool = False) -> BenchResult:
 def _check_maps(maps: Sequence[Tensor]) -> list[Tensor]:
     if isinstance(maps, Tensor):
         maps = [maps]
+    if not isinstance(maps, (list, tuple)):
+        raise TypeError(f"maps debe ser una lista de mapas de atención (tensores), como la de "
+                        f"model.attention_maps(); se recibió {type(maps).__name__}.")
     maps = list(maps)
     if not maps:
         raise ValueError(
@@ -581,6 +584,11 @@ def _check_maps(maps: Sequence[Tensor]) -> list[Tensor]:
             raise ValueError(
                 f"El mapa de la capa {k} debe tener forma (batch, cabezas, n, n); se recibió {got}."
             )
+        if a.device.type == "cpu":
+            a = checks.features(a.detach(), f"El mapa de la capa {k}", finite=True)
+            if a.numel() and bool((a < 0).any()):
+                raise ValueError(f"El mapa de la capa {k} tiene pesos negativos; los pesos de atención "
+                                 "son probabilidades (≥ 0).")
     return maps
 
 
@@ -615,6 +623,7 @@ def attention_rollout(maps: Sequence[Tensor], residual: bool = True, head_fusion
     Shapes: a list of ``(B, heads, n, n)`` → ``(B, n, n)``.
     """
     maps = _check_maps(maps)
+    residual = checks.boolean(residual, "residual")
     if head_fusion not in ("mean", "max", "min"):
         raise ValueError(f"head_fusion debe ser 'mean', 'max' o 'min'; se recibió {head_fusion!r}.")
     rollout = None
@@ -629,6 +638,11 @@ def attention_rollout(maps: Sequence[Tensor], residual: bool = True, head_fusion
         if residual:
             eye = torch.eye(fused.shape[-1], device=fused.device)
             fused = 0.5 * fused + 0.5 * eye
+        elif fused.device.type == "cpu" and bool((fused.sum(dim=-1) <= 0).any()):
+            raise ValueError(
+                "Sin la conexión residual, una fila de pesos que suma 0 no se puede normalizar "
+                "(el flujo se perdería): usa residual=True o mapas cuyas filas sumen más de 0."
+            )
         fused = fused / fused.sum(dim=-1, keepdim=True)
         rollout = fused if rollout is None else fused @ rollout
     return rollout
