@@ -54,6 +54,7 @@ __all__ = [
     "id_list",
     "mask",
     "boolean",
+    "no_overflow",
 ]
 
 
@@ -206,8 +207,15 @@ def device(value, *, optional: bool = False) -> torch.device | None:
     )
 
 
+def _module(module) -> nn.Module:
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"Se esperaba un modelo de PyTorch (nn.Module); se recibió {type(module).__name__}.")
+    return module
+
+
 def device_of(module: nn.Module) -> torch.device:
     """Where ``module``'s parameters live (the CPU for a module without any)."""
+    _module(module)
     for p in module.parameters():
         return p.device
     for b in module.buffers():
@@ -217,6 +225,7 @@ def device_of(module: nn.Module) -> torch.device:
 
 def dtype_of(module: nn.Module) -> torch.dtype:
     """The floating dtype of ``module``'s parameters (the default dtype if it has none)."""
+    _module(module)
     for p in module.parameters():
         if p.is_floating_point():
             return p.dtype
@@ -419,6 +428,19 @@ def id_list(values, name: str, *, vocab_size: int | None = None) -> list[int]:
             raise ValueError(f"{name} contiene el id {value}, fuera del vocabulario{top}.")
         out.append(value)
     return out
+
+
+def no_overflow(result: Tensor, name: str) -> Tensor:
+    """``result`` unless it holds NaN that finite inputs produced (an overflow of
+    its dtype: values near 1e30 squared, say). Read on the CPU, outside autograd,
+    as :func:`features` reads inputs."""
+    if isinstance(result, Tensor) and result.device.type == "cpu" and result.grad_fn is None \
+            and result.is_floating_point() and result.numel() and bool(torch.isnan(result).any()):
+        raise ValueError(
+            f"{name}: los valores de entrada son tan grandes que el cálculo desborda {result.dtype} "
+            "(el resultado sería NaN); usa valores de un tamaño razonable (p. ej. |x| < 1e15)."
+        )
+    return result
 
 
 def _fail(message: str):

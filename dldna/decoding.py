@@ -322,7 +322,13 @@ def _autoregress(model, src, max_len, bos_id, eos_id, pad_id, unk_id,
 def length_penalty(length: int, alpha: float) -> float:
     """Wu et al. (2016): ``((5 + length) / 6) ** alpha``; a hypothesis' score is
     its log-probability divided by this. ``alpha = 0`` gives 1 (no penalty)."""
-    return ((5.0 + length) / 6.0) ** alpha
+    length = checks.non_negative_int(length, "length (longitud de la hipótesis)")
+    alpha = _check_length_penalty(alpha)
+    try:
+        return ((5.0 + length) / 6.0) ** alpha
+    except OverflowError:
+        raise ValueError(f"length_penalty: ((5 + {length}) / 6) ** {alpha} es demasiado grande para un "
+                         "float; usa un α pequeño (el artículo usa 0.6 a 1).") from None
 
 
 @dataclass(frozen=True)
@@ -667,8 +673,10 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
     """
     temperature = _check_temperature(temperature)
     top_k, top_p = _check_top_k(top_k), _check_top_p(top_p)
-    if not isinstance(logits, Tensor) or logits.dim() < 1:
-        raise ValueError("logits debe ser un tensor (..., vocabulario).")
+    # Bool or integer logits would be silently read as numbers; NaN is refused here too.
+    logits = checks.features(logits, "logits") if isinstance(logits, (Tensor, list, tuple)) else None
+    if logits is None or logits.dim() < 1 or logits.shape[-1] == 0:
+        raise ValueError("logits debe ser un tensor (..., vocabulario) con al menos un tóken.")
     if bool((torch.isnan(logits) | (logits == math.inf)).any()):
         raise ValueError("logits contiene valores no finitos (NaN o +inf): no definen una distribución.")
     if top_k is not None and top_k > logits.shape[-1]:

@@ -133,7 +133,7 @@ def generate_corpus(n_sentences: int = 6000, seed: int = 0) -> list[list[str]]:
     machine (it uses its own ``random.Random``, not the global generator).
     """
     n_sentences = checks.positive_int(n_sentences, "n_sentences (el número de frases)")
-    rng = random.Random(seed)
+    rng = random.Random(checks.non_negative_int(seed, "seed (semilla)"))
     return [_sentence(rng) for _ in range(n_sentences)]
 
 

@@ -417,9 +417,9 @@ class EncoderLayer(nn.Module):
         x = _check_stack_input(x, self.norm1.normalized_shape[0], "La entrada de la capa", self)
         if self.norm_first:
             x = x + self._attend(self.norm1(x), mask, bias, rotary)
-            return x + self.dropout2(self.ff(self.norm2(x)))
+            return checks.no_overflow(x + self.dropout2(self.ff(self.norm2(x))), "La capa del codificador")
         x = self.norm1(x + self._attend(x, mask, bias, rotary))
-        return self.norm2(x + self.dropout2(self.ff(x)))
+        return checks.no_overflow(self.norm2(x + self.dropout2(self.ff(x))), "La capa del codificador")
 
 
 class DecoderLayer(nn.Module):
@@ -479,10 +479,10 @@ class DecoderLayer(nn.Module):
         if self.norm_first:
             x = x + self._self(self.norm1(x), self_mask, bias, rotary)
             x = x + self._cross(self.norm2(x), memory, memory_mask)
-            return x + self.dropout3(self.ff(self.norm3(x)))
+            return checks.no_overflow(x + self.dropout3(self.ff(self.norm3(x))), "La capa del decodificador")
         x = self.norm1(x + self._self(x, self_mask, bias, rotary))
         x = self.norm2(x + self._cross(x, memory, memory_mask))
-        return self.norm3(x + self.dropout3(self.ff(x)))
+        return checks.no_overflow(self.norm3(x + self.dropout3(self.ff(x))), "La capa del decodificador")
 
 
 def _attention(attn: MultiHeadAttention, training: bool, *args, **kwargs) -> tuple[Tensor, Tensor | None]:
@@ -570,7 +570,7 @@ class Encoder(_Stack):
         x = _check_stack_input(x, self.d_model, "La entrada del codificador", self)
         for layer in self.layers:
             x = layer(x, mask, bias=bias, rotary=rotary)
-        return self.norm(x)
+        return checks.no_overflow(self.norm(x), "El codificador")
 
     def attention_maps(self) -> list[Tensor]:
         """Self-attention weights of the last call, one ``(batch, heads, seq, seq)`` per layer."""
@@ -594,7 +594,7 @@ class Decoder(_Stack):
         memory = _check_stack_input(memory, self.d_model, "La memoria (salida del codificador)", self)
         for layer in self.layers:
             x = layer(x, memory, self_mask, memory_mask, bias=bias, rotary=rotary)
-        return self.norm(x)
+        return checks.no_overflow(self.norm(x), "El decodificador")
 
     def attention_maps(self) -> tuple[list[Tensor], list[Tensor]]:
         """``(self, cross)`` weights of the last call, one tensor per layer."""
@@ -748,6 +748,8 @@ class Transformer(nn.Module):
 
 def count_parameters(module: nn.Module, trainable_only: bool = False) -> int:
     """Number of parameters; a tensor shared by two modules (tied weights) counts once."""
+    checks.dtype_of(module)  # a Spanish TypeError for anything but an nn.Module
+    trainable_only = checks.boolean(trainable_only, "trainable_only")
     return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable_only)
 
 

@@ -439,10 +439,9 @@ def strip_output(ids: Sequence[int] | Tensor) -> list[int]:
     """Ids of one generated sequence up to (not including) the first EOS,
     without a leading BOS and without PAD."""
     if isinstance(ids, Tensor):
-        ids = ids.detach().cpu().flatten().tolist()
+        ids = ids.detach().cpu().flatten()
     out = []
-    for i in ids:
-        i = int(i)
+    for i in checks.id_list(ids, "ids (la secuencia generada)"):
         if i == EOS_ID:
             break
         if i in (PAD_ID, BOS_ID):
