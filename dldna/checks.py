@@ -54,7 +54,6 @@ __all__ = [
     "id_list",
     "mask",
     "boolean",
-    "no_overflow",
 ]
 
 

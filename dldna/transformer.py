@@ -759,6 +759,9 @@ def parameter_breakdown(model: Transformer) -> dict[str, int]:
     Keys (Spanish, for printing): embeddings, codificador, decodificador,
     proyección de salida, total.
     """
+    if not isinstance(model, Transformer):
+        raise TypeError("model debe ser un dldna.transformer.Transformer; "
+                        f"se recibió {type(model).__name__}.")
     seen: set[int] = set()
 
     def fresh(module: nn.Module) -> int:

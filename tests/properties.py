@@ -250,6 +250,7 @@ class Floats(Arg):
     extra_invalid: tuple = ()
     any_rank: bool = False  # the function works on any rank (a softmax): another rank is valid
     bool_ok: bool = False  # the function only moves values (a reshape): a bool tensor is valid
+    nan_ok: bool = False  # ... and NaN, moved, is the reader's own NaN (no value is computed)
 
     def _make(self, seed, form="float32", scale=1.0):
         t = _tensor(self.shape, seed, scale, torch.float64 if form == "float64" else torch.float32)
@@ -270,8 +271,9 @@ class Floats(Arg):
             t = self._make(seed)
             return t[None] if extra or t.dim() == 0 else t[0]
 
-        options = [st.builds(with_nan, st.integers(0, 2**16), st.integers(0, 10**6)),
-                   st.sampled_from(["x", None, True])]
+        options = [st.sampled_from(["x", None, True])]
+        if not self.nan_ok:
+            options.append(st.builds(with_nan, st.integers(0, 2**16), st.integers(0, 10**6)))
         if not self.any_rank:
             options.append(st.builds(wrong_rank, st.integers(0, 2**16), st.booleans()))
         if not self.bool_ok:

@@ -286,8 +286,14 @@ class Batch:
 
 def pad_batch(seqs: Sequence[Sequence[int]], length: int | None = None, pad_id: int = PAD_ID) -> Tensor:
     """Stack id lists into a ``(B, L)`` long tensor, padding on the right."""
+    if isinstance(seqs, (str, bytes)) or not isinstance(seqs, (list, tuple)):
+        raise TypeError(f"seqs debe ser una lista de secuencias de ids; se recibió {type(seqs).__name__}.")
     if not seqs:
         raise ValueError("Hace falta al menos una secuencia para formar un lote.")
+    seqs = [checks.id_list(s, "Cada secuencia de seqs") for s in seqs]
+    if length is not None:
+        length = checks.non_negative_int(length, "length (longitud del lote)")
+    pad_id = checks.non_negative_int(pad_id, "pad_id")
     longest = max(len(s) for s in seqs)
     length = longest if length is None else length
     if length < longest:
