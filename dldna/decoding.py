@@ -674,7 +674,10 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
     temperature = _check_temperature(temperature)
     top_k, top_p = _check_top_k(top_k), _check_top_p(top_p)
     # Bool or integer logits would be silently read as numbers; NaN is refused here too.
-    logits = checks.features(logits, "logits") if isinstance(logits, (Tensor, list, tuple)) else None
+    if isinstance(logits, (list, tuple)) or (isinstance(logits, Tensor) and not logits.is_floating_point()):
+        logits = checks.features(logits, "logits")
+    elif not isinstance(logits, Tensor):
+        logits = None
     if logits is None or logits.dim() < 1 or logits.shape[-1] == 0:
         raise ValueError("logits debe ser un tensor (..., vocabulario) con al menos un tóken.")
     if bool((torch.isnan(logits) | (logits == math.inf)).any()):
