@@ -306,7 +306,7 @@ def dot_similarity(x: Tensor, y: Tensor | None = None) -> Tensor:
     x = _as_matrix(x, "x")
     y = x if y is None else _as_matrix(y, "y", like=x)
     _check_same_dim(x, y)
-    return x @ y.transpose(-2, -1)
+    return checks.no_overflow(x @ y.transpose(-2, -1), "dot_similarity")
 
 
 def cosine_similarity(x: Tensor, y: Tensor | None = None, eps: float = 1e-12) -> Tensor:

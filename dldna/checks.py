@@ -35,12 +35,15 @@ import torch
 from torch import Tensor, nn
 
 __all__ = [
+    "integer",
     "positive_int",
     "non_negative_int",
+    "real",
     "positive_number",
     "non_negative_number",
     "probability",
     "text",
+    "sequence",
     "one_of",
     "device",
     "device_of",
@@ -48,6 +51,7 @@ __all__ = [
     "as_tensor",
     "features",
     "ids",
+    "id_list",
     "mask",
     "boolean",
 ]
@@ -83,6 +87,13 @@ def positive_int(value, name: str, *, minimum: int = 1) -> int:
     return int(value)
 
 
+def integer(value, name: str) -> int:
+    """``value`` as an ``int`` of any sign (NumPy and 0-d tensor integers accepted)."""
+    if not _is_integer(value):
+        raise TypeError(f"{name} debe ser un número entero; se recibió {value!r}.{_hint(value)}")
+    return int(value)
+
+
 def non_negative_int(value, name: str) -> int:
     """``value`` as an ``int`` ≥ 0."""
     return positive_int(value, name, minimum=0)
@@ -92,6 +103,11 @@ def _number(value, name: str, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"{name} debe ser {what}; se recibió {value!r}.{_hint(value)}")
     return float(value)
+
+
+def real(value, name: str) -> float:
+    """``value`` as a finite ``float`` of any sign (the caller checks its range)."""
+    return _number(value, name, "un número finito")
 
 
 def positive_number(value, name: str) -> float:
@@ -127,6 +143,23 @@ def text(value, name: str, *, allow_empty: bool = False) -> str:
     if not allow_empty and not value.strip():
         raise ValueError(f"{name} no puede estar vacío.")
     return value
+
+
+def sequence(values, name: str, each, *, minimum: int = 1) -> list:
+    """A list or tuple (or 1-d array) of at least ``minimum`` items, each
+    checked by ``each(item, name_of_item)`` (e.g. :func:`positive_int`).
+
+    ``None`` and a single string or number are refused: a slider needs a list of values.
+    """
+    if isinstance(values, np.ndarray) or (isinstance(values, Tensor) and values.dim() == 1):
+        values = values.tolist()
+    if not isinstance(values, (list, tuple, range)):
+        raise TypeError(f"{name} debe ser una lista de valores, p. ej. [1, 2, 4]; "
+                        f"se recibió {type(values).__name__}: {values!r}.")
+    if len(values) < minimum:
+        raise ValueError(f"{name} debe tener al menos {minimum} valor{'es' if minimum > 1 else ''}; "
+                         f"se recibió {list(values)!r}.")
+    return [each(v, f"Cada valor de {name}") for v in values]
 
 
 def boolean(value, name: str) -> bool:
@@ -173,8 +206,15 @@ def device(value, *, optional: bool = False) -> torch.device | None:
     )
 
 
+def _module(module) -> nn.Module:
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"Se esperaba un modelo de PyTorch (nn.Module); se recibió {type(module).__name__}.")
+    return module
+
+
 def device_of(module: nn.Module) -> torch.device:
     """Where ``module``'s parameters live (the CPU for a module without any)."""
+    _module(module)
     for p in module.parameters():
         return p.device
     for b in module.buffers():
@@ -184,6 +224,7 @@ def device_of(module: nn.Module) -> torch.device:
 
 def dtype_of(module: nn.Module) -> torch.dtype:
     """The floating dtype of ``module``'s parameters (the default dtype if it has none)."""
+    _module(module)
     for p in module.parameters():
         if p.is_floating_point():
             return p.dtype
@@ -346,6 +387,59 @@ def ids(x, name: str, *, vocab_size: int | None = None, like: nn.Module | Tensor
         if t.device != target:
             t = t.to(target)
     return t
+
+
+def id_list(values, name: str, *, vocab_size: int | None = None) -> list[int]:
+    """One sequence of token ids (a list, tuple, 1-d tensor or array) as a list of ``int``.
+
+    A text is refused (its letters are not ids: the message points to
+    ``encode``), and so is an id with decimals (``3.7`` is not silently id 3);
+    ``3.0`` counts as 3, as in :func:`ids`.
+    """
+    if isinstance(values, str):
+        raise TypeError(
+            f"{name} debe ser una secuencia de ids enteros de tokens; se recibió el texto {values!r} "
+            "(para pasar de texto a ids usa encode)."
+        )
+    if isinstance(values, (Tensor, np.ndarray)):
+        return ids(values, name, vocab_size=vocab_size, ndim=1).tolist()
+    if not isinstance(values, Iterable) or isinstance(values, (dict, set)):
+        raise TypeError(
+            f"{name} debe ser una secuencia de ids enteros de tokens (lista o tensor); "
+            f"se recibió {type(values).__name__}: {values!r}."
+        )
+    out = []
+    for value in values:
+        if isinstance(value, (list, tuple, Tensor, np.ndarray)) and not (
+                isinstance(value, (Tensor, np.ndarray)) and value.ndim == 0):
+            raise ValueError(f"{name} debe ser una sola secuencia de ids; tiene una secuencia dentro: "
+                             "trata cada una por separado.")
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if not _is_integer(value) and not (isinstance(value, np.integer)):
+            raise TypeError(
+                f"{name} debe contener ids enteros de tokens; tiene {value!r} "
+                f"({type(value).__name__}).{_hint(value)}"
+            )
+        value = int(value)
+        if value < 0 or (vocab_size is not None and value >= vocab_size):
+            top = f" (ids válidos: 0 a {vocab_size - 1})" if vocab_size is not None else ""
+            raise ValueError(f"{name} contiene el id {value}, fuera del vocabulario{top}.")
+        out.append(value)
+    return out
+
+
+def no_overflow(result: Tensor, name: str) -> Tensor:
+    """``result`` unless it holds NaN that finite inputs produced (an overflow of
+    its dtype: values near 1e30 squared, say). Read on the CPU, outside autograd,
+    as :func:`features` reads inputs."""
+    if isinstance(result, Tensor) and result.device.type == "cpu" and result.grad_fn is None \
+            and result.is_floating_point() and result.numel() and bool(torch.isnan(result).any()):
+        raise ValueError(
+            f"{name}: los valores de entrada son tan grandes que el cálculo desborda {result.dtype} "
+            "(el resultado sería NaN); usa valores de un tamaño razonable (p. ej. |x| < 1e15)."
+        )
+    return result
 
 
 def _fail(message: str):

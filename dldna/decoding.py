@@ -38,7 +38,8 @@ the ``max_len`` limit. :func:`strip` turns such rows into lists of tokens.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import numbers
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -212,9 +213,14 @@ def _prepare(model_or_step, src) -> tuple[StepFn, int, torch.device]:
     return model_or_step, src, torch.device("cpu")
 
 
-def _logits(step: StepFn, prefix: Tensor, rows: Tensor, banned: list[int], t: int) -> Tensor:
+def _logits(step: StepFn, prefix: Tensor, rows: Tensor, banned: list[int], t: int,
+            specials: dict | None = None) -> Tensor:
     """The next-token logits ``(N, V)`` of step ``t`` in float32, with the
     ``banned`` special tokens set to ``-inf`` so no decoder generates them.
+
+    ``specials`` (name → id, e.g. ``{"eos_id": 2}``) are checked against the
+    vocabulary ``V``, known only now: an ``eos_id`` outside it could never be
+    generated, and decoding would silently run to ``max_len``.
 
     ``-inf`` from the model is allowed (a token it rules out); NaN and
     ``+inf`` are not: argmax would pick them, or the softmax turn them into
@@ -226,6 +232,12 @@ def _logits(step: StepFn, prefix: Tensor, rows: Tensor, banned: list[int], t: in
             f"La función de paso debe devolver logits de forma ({prefix.shape[0]}, vocabulario), "
             f"una fila por prefijo; devolvió {shape}."
         )
+    for name, value in (specials or {}).items():
+        if value is not None and value >= out.shape[-1]:
+            raise ValueError(
+                f"{name} = {value} está fuera del vocabulario del modelo ({out.shape[-1]} tókenes, "
+                f"ids 0 a {out.shape[-1] - 1})."
+            )
     out = out.float()
     if bool((torch.isnan(out) | (out == math.inf)).any()):
         raise ValueError(
@@ -286,13 +298,14 @@ def _autoregress(model, src, max_len, bos_id, eos_id, pad_id, unk_id,
     step, batch, device = _prepare(model, src)
     checks.positive_int(max_len, "max_len")
     banned = _banned_ids(bos_id, eos_id, pad_id, unk_id)
+    specials = {"bos_id": bos_id, "eos_id": eos_id, "pad_id": pad_id, "unk_id": unk_id}
     choose = chooser(device)
     with _inference(model):
         prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=device)
         rows = torch.arange(batch, device=device)
         done = torch.zeros(batch, dtype=torch.bool, device=device)
         for t in range(1, max_len + 1):
-            nxt = choose(_logits(step, prefix, rows, banned, t))
+            nxt = choose(_logits(step, prefix, rows, banned, t, specials if t == 1 else None))
             nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
             prefix = torch.cat([prefix, nxt[:, None]], dim=1)
             done |= nxt == eos_id
@@ -309,7 +322,13 @@ def _autoregress(model, src, max_len, bos_id, eos_id, pad_id, unk_id,
 def length_penalty(length: int, alpha: float) -> float:
     """Wu et al. (2016): ``((5 + length) / 6) ** alpha``; a hypothesis' score is
     its log-probability divided by this. ``alpha = 0`` gives 1 (no penalty)."""
-    return ((5.0 + length) / 6.0) ** alpha
+    length = checks.non_negative_int(length, "length (longitud de la hipótesis)")
+    alpha = _check_length_penalty(alpha)
+    try:
+        return ((5.0 + length) / 6.0) ** alpha
+    except OverflowError:
+        raise ValueError(f"length_penalty: ((5 + {length}) / 6) ** {alpha} es demasiado grande para un "
+                         "float; usa un α pequeño (el artículo usa 0.6 a 1).") from None
 
 
 @dataclass(frozen=True)
@@ -350,6 +369,13 @@ class BeamTree:
     beam_width: int
     nodes: list[BeamNode] = field(default_factory=list)
     best_path: list[int] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.beam_width = checks.positive_int(self.beam_width, "beam_width (anchura del haz)")
+        for name in ("nodes", "best_path"):
+            if not isinstance(getattr(self, name), list):
+                raise TypeError(f"{name} debe ser una lista; se recibió "
+                                f"{type(getattr(self, name)).__name__}.")
 
     def path_tokens(self, node_id: int) -> list[int]:
         """Tokens from the root's child to ``node_id``."""
@@ -508,7 +534,9 @@ def beam_search(
 
     with _inference(model):
         for t in range(1, max_len + 1):
-            logits = _logits(step, tokens.view(batch * k, -1), rows, banned, t)
+            logits = _logits(step, tokens.view(batch * k, -1), rows, banned, t,
+                             {"bos_id": bos_id, "eos_id": eos_id, "pad_id": pad_id, "unk_id": unk_id}
+                             if t == 1 else None)
             logp = F.log_softmax(logits, dim=-1).view(batch, k, -1)
             candidates = _select_candidates(scores, logp, k)
             parents = [list(range(k)) for _ in range(batch)]  # done inputs: unchanged, padded
@@ -645,14 +673,25 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
     """
     temperature = _check_temperature(temperature)
     top_k, top_p = _check_top_k(top_k), _check_top_p(top_p)
-    if not isinstance(logits, Tensor) or logits.dim() < 1:
-        raise ValueError("logits debe ser un tensor (..., vocabulario).")
+    # Bool or integer logits would be silently read as numbers; NaN is refused here too.
+    if isinstance(logits, (list, tuple)) or (isinstance(logits, Tensor) and not logits.is_floating_point()):
+        logits = checks.features(logits, "logits")
+    elif not isinstance(logits, Tensor):
+        logits = None
+    if logits is None or logits.dim() < 1 or logits.shape[-1] == 0:
+        raise ValueError("logits debe ser un tensor (..., vocabulario) con al menos un tóken.")
     if bool((torch.isnan(logits) | (logits == math.inf)).any()):
         raise ValueError("logits contiene valores no finitos (NaN o +inf): no definen una distribución.")
     if top_k is not None and top_k > logits.shape[-1]:
         raise ValueError(f"top_k ({top_k}) no puede ser mayor que el vocabulario ({logits.shape[-1]} "
                          "tókenes); con top_k igual al vocabulario no se recorta nada.")
     out = logits.float() / temperature
+    if temperature < 1.0 and bool((torch.isnan(out) | (out == math.inf)).any()):
+        # 1/T overflowed float32 (T of 1e-40, say). (logits - max) / T has the
+        # same softmax and stays ≤ 0: the T → 0 limit, all mass on the maximum.
+        shifted = logits.float() - logits.float().amax(dim=-1, keepdim=True)
+        out = torch.where(shifted == 0, torch.zeros_like(shifted), shifted / temperature)
+        out = out.nan_to_num(nan=-math.inf)
     if top_k is not None and top_k < out.shape[-1]:
         kth = out.topk(top_k, dim=-1).values[..., -1:]
         out = out.masked_fill(out < kth, -math.inf)
@@ -751,16 +790,22 @@ def sequence_log_prob(model, src, tgt: Tensor, bos_id: int, eos_id: int, pad_id:
     """
     step, batch, device = _prepare(model, src)
     banned = _banned_ids(bos_id, eos_id, pad_id, unk_id)
-    if not isinstance(tgt, Tensor) or tgt.dim() != 2 or tgt.shape[0] != batch:
-        raise ValueError(f"tgt debe ser un tensor de enteros (lote = {batch}, longitud).")
-    tgt = tgt.long().to(device)
+    tgt = checks.ids(tgt, "tgt")
+    if tgt.dim() != 2 or tgt.shape[0] != batch:
+        raise ValueError(f"tgt debe ser un tensor de enteros (lote = {batch}, longitud); "
+                         f"tiene forma {tuple(tgt.shape)}.")
+    given, tgt = tgt, tgt.to(device)
+    specials = {"bos_id": bos_id, "eos_id": eos_id, "pad_id": pad_id, "unk_id": unk_id}
     with _inference(model):
         prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=device)
         rows = torch.arange(batch, device=device)
         alive = torch.ones(batch, dtype=torch.bool, device=device)
         total = torch.zeros(batch, device=device)
         for i in range(tgt.shape[1]):
-            logp = F.log_softmax(_logits(step, prefix, rows, banned, i + 1), dim=-1)
+            logits = _logits(step, prefix, rows, banned, i + 1, specials if i == 0 else None)
+            if i == 0:  # the vocabulary is known from the first logits
+                checks.ids(given, "tgt", vocab_size=logits.shape[-1])
+            logp = F.log_softmax(logits, dim=-1)
             tok = tgt[:, i]
             total += torch.where(alive, logp.gather(1, tok[:, None])[:, 0], torch.zeros_like(total))
             alive &= tok != eos_id
@@ -774,7 +819,16 @@ def strip(tokens: Tensor | Sequence[Sequence[int]], eos_id: int,
           bos_id: int | None = None) -> list[list[int]]:
     """Rows of generated tokens as lists, cut before the first EOS (and without
     a leading BOS when ``bos_id`` is given)."""
-    rows = tokens.tolist() if isinstance(tokens, Tensor) else [list(r) for r in tokens]
+    eos_id = _check_token_id(eos_id, "eos_id")
+    if bos_id is not None:
+        bos_id = _check_token_id(bos_id, "bos_id")
+    if isinstance(tokens, Tensor):
+        rows = checks.ids(tokens, "tokens", ndim=2).tolist()
+    elif isinstance(tokens, (str, numbers.Number)) or not isinstance(tokens, Iterable):
+        raise TypeError(f"tokens debe ser un tensor (lote, longitud) o una lista de filas de ids; "
+                        f"se recibió {type(tokens).__name__}.")
+    else:
+        rows = [checks.id_list(r, "Cada fila de tokens") for r in tokens]
     out = []
     for row in rows:
         if bos_id is not None and row and row[0] == bos_id:

@@ -133,7 +133,7 @@ def generate_corpus(n_sentences: int = 6000, seed: int = 0) -> list[list[str]]:
     machine (it uses its own ``random.Random``, not the global generator).
     """
     n_sentences = checks.positive_int(n_sentences, "n_sentences (el número de frases)")
-    rng = random.Random(seed)
+    rng = random.Random(checks.non_negative_int(seed, "seed (semilla)"))
     return [_sentence(rng) for _ in range(n_sentences)]
 
 
@@ -422,6 +422,19 @@ def _train(sentences: list[list[str]], cfg: Word2VecConfig, seed: int,
     return WordVectors(vocab, model.center.weight, losses, time.perf_counter() - start)
 
 
+def _matrix(vectors) -> Tensor:
+    """``vectors`` as a float64 ``(n, d)`` matrix with n, d ≥ 2, finite, not all rows equal."""
+    x = checks.features(vectors, "Los vectores", dtype=torch.float64, finite=True)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
+        raise ValueError(
+            f"Se esperaba una matriz (n, d) con n ≥ 2 y d ≥ 2; se recibió {tuple(x.shape)}."
+        )
+    if bool((x == x[0]).all()):
+        raise ValueError("Todas las filas son iguales: no hay varianza que proyectar en dos ejes "
+                         "(hacen falta al menos dos vectores distintos).")
+    return x
+
+
 def pca_2d(vectors: Tensor) -> tuple[Tensor, float]:
     """Project rows onto their first two principal components.
 
@@ -431,11 +444,7 @@ def pca_2d(vectors: Tensor) -> tuple[Tensor, float]:
     The projection is an affine map, so it keeps weighted averages: the
     projection of a convex combination is the same combination of projections.
     """
-    x = torch.as_tensor(vectors, dtype=torch.float64)
-    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
-        raise ValueError(
-            f"Se esperaba una matriz (n, d) con n ≥ 2 y d ≥ 2; se recibió {tuple(x.shape)}."
-        )
+    x = _matrix(vectors)
     centered = x - x.mean(0)
     _, s, vt = torch.linalg.svd(centered, full_matrices=False)
     axes = vt[:2]
@@ -447,15 +456,15 @@ def pca_2d(vectors: Tensor) -> tuple[Tensor, float]:
 
 def projector_2d(vectors: Tensor):
     """Fit :func:`pca_2d` on ``vectors`` and return a function that projects new rows."""
-    x = torch.as_tensor(vectors, dtype=torch.float64)
+    x = _matrix(vectors)
     mean = x.mean(0)
     _, _, vt = torch.linalg.svd(x - mean, full_matrices=False)
     axes = vt[:2]
     axes = axes * torch.sign(axes[torch.arange(2), axes.abs().argmax(1)])[:, None]
 
     def project(rows: Tensor) -> Tensor:
-        rows = torch.as_tensor(rows, dtype=torch.float64)
-        if rows.shape[-1] != x.shape[1]:
+        rows = checks.features(rows, "Los vectores", dtype=torch.float64, finite=True)
+        if rows.dim() == 0 or rows.shape[-1] != x.shape[1]:
             raise ValueError(
                 f"Los vectores deben tener {x.shape[1]} dimensiones; tienen {rows.shape[-1]}."
             )
@@ -466,6 +475,7 @@ def projector_2d(vectors: Tensor):
 
 def category_of(word: str) -> str:
     """Semantic group of a word of the grammar ('función' for articles and the like)."""
+    checks.text(word, "word (la palabra)")
     return CATEGORIES.get(word, "función")
 
 

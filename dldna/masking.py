@@ -364,6 +364,7 @@ def masked_scores(scores: Tensor, mask: Tensor, *, fill: str = "-inf") -> Tensor
     if not isinstance(scores, Tensor) or not scores.is_floating_point():
         kind = scores.dtype if isinstance(scores, Tensor) else type(scores).__name__
         raise TypeError(f"Las puntuaciones deben ser un tensor de coma flotante; se recibió {kind}.")
+    scores = checks.features(scores, "Las puntuaciones")  # NaN refused (on the CPU)
     mask = checks.mask(mask, scores.shape, device=scores.device)
     fill = checks.one_of(fill, "fill", ("-inf", "min"))
     return scores.masked_fill(~mask, -math.inf if fill == "-inf" else torch.finfo(scores.dtype).min)

@@ -128,7 +128,9 @@ def block_rotation(angles: Tensor) -> Tensor:
     Block ``i`` is ``[[cos a_i, -sin a_i], [sin a_i, cos a_i]]`` (counter-clockwise
     by ``a_i`` radians). ``angles`` has shape ``(n,)``; the result has the same dtype.
     """
-    angles = torch.as_tensor(angles)
+    angles = checks.features(angles, "angles (los ángulos)", finite=True) if not (
+        isinstance(angles, Tensor) and not angles.is_floating_point() and angles.dtype != torch.bool) \
+        else angles
     if angles.dim() != 1 or angles.numel() == 0:
         raise ValueError(f"angles debe ser un vector (n,) no vacío; se recibió forma {tuple(angles.shape)}.")
     n = angles.numel()
@@ -489,7 +491,12 @@ def lookback_batch(batch: int, length: int, lag: int = 3, vocab: int = 16,
     ``cross_entropy``). The answer depends only on the distance to the key,
     never on the absolute position, so the task can be asked at any length.
     """
+    batch = _check_int(batch, "batch (tamaño del lote)")
+    lag = _check_int(lag, "lag (distancia hacia atrás)")
+    vocab = _check_int(vocab, "vocab (tamaño del vocabulario)")
     _check_int(length, "length", minimum=lag + 1)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator debe ser un torch.Generator; se recibió {type(generator).__name__}.")
     x = torch.randint(0, vocab, (batch, length), generator=generator)
     y = x.roll(lag, dims=1)
     y[:, :lag] = -100

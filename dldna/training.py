@@ -142,6 +142,8 @@ def smoothed_targets(target: Tensor, n_classes: int, smoothing: float) -> Tensor
     Shapes: target ``(...)`` (class ids) → ``(..., n_classes)``; every row sums to 1.
     """
     eps = _check_smoothing(smoothing)
+    n_classes = checks.positive_int(n_classes, "n_classes (número de clases)")
+    target = checks.ids(target, "target (las clases correctas)", vocab_size=n_classes)
     one_hot = F.one_hot(target, n_classes).float()
     return (1.0 - eps) * one_hot + eps / n_classes
 
@@ -167,6 +169,8 @@ class LabelSmoothingLoss(nn.Module):
                  reduction: str = "mean"):
         super().__init__()
         self.smoothing = _check_smoothing(smoothing)
+        if ignore_index is not None:
+            ignore_index = checks.integer(ignore_index, "ignore_index (clase ignorada)")
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(f"reduction debe ser 'mean', 'sum' o 'none'; se recibió {reduction!r}.")
         self.ignore_index, self.reduction = ignore_index, reduction
@@ -175,6 +179,16 @@ class LabelSmoothingLoss(nn.Module):
         return f"smoothing={self.smoothing}, ignore_index={self.ignore_index}"
 
     def forward(self, logits: Tensor, target: Tensor) -> Tensor:
+        # NaN in the reader's own logits would come out as a NaN loss; a model's
+        # logits (with a grad_fn) are not read here: fit checks the loss itself.
+        logits = checks.features(logits, "logits (las predicciones)")
+        if logits.dim() < 1 or logits.shape[-1] == 0:
+            raise ValueError(f"logits debe tener forma (..., clases) con al menos una clase; "
+                             f"tiene forma {tuple(logits.shape)}.")
+        target = checks.ids(target, "target (las clases correctas)", like=logits)
+        if target.device.type == "cpu" and target.numel():
+            real = target if self.ignore_index is None else target[target != self.ignore_index]
+            checks.ids(real, "target (las clases correctas)", vocab_size=logits.shape[-1])
         if logits.shape[:-1] != target.shape:
             raise ValueError(
                 f"Las predicciones {tuple(logits.shape)} deben tener una dimensión más (el "

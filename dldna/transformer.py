@@ -414,11 +414,12 @@ class EncoderLayer(nn.Module):
     def forward(self, x: Tensor, mask: Tensor | None = None, *, bias: Tensor | None = None,
                 rotary=None) -> Tensor:
         """``bias``/``rotary``: attention-level position schemes (see :mod:`dldna.positional`)."""
+        x = _check_stack_input(x, self.norm1.normalized_shape[0], "La entrada de la capa", self)
         if self.norm_first:
             x = x + self._attend(self.norm1(x), mask, bias, rotary)
-            return x + self.dropout2(self.ff(self.norm2(x)))
+            return checks.no_overflow(x + self.dropout2(self.ff(self.norm2(x))), "La capa del codificador")
         x = self.norm1(x + self._attend(x, mask, bias, rotary))
-        return self.norm2(x + self.dropout2(self.ff(x)))
+        return checks.no_overflow(self.norm2(x + self.dropout2(self.ff(x))), "La capa del codificador")
 
 
 class DecoderLayer(nn.Module):
@@ -472,13 +473,16 @@ class DecoderLayer(nn.Module):
                 memory_mask: Tensor | None = None, *, bias: Tensor | None = None,
                 rotary=None) -> Tensor:
         """``bias``/``rotary`` act on the masked self-attention only (not on the cross-attention)."""
+        d_model = self.norm1.normalized_shape[0]
+        x = _check_stack_input(x, d_model, "La entrada de la capa", self)
+        memory = _check_stack_input(memory, d_model, "La memoria (salida del codificador)", self)
         if self.norm_first:
             x = x + self._self(self.norm1(x), self_mask, bias, rotary)
             x = x + self._cross(self.norm2(x), memory, memory_mask)
-            return x + self.dropout3(self.ff(self.norm3(x)))
+            return checks.no_overflow(x + self.dropout3(self.ff(self.norm3(x))), "La capa del decodificador")
         x = self.norm1(x + self._self(x, self_mask, bias, rotary))
         x = self.norm2(x + self._cross(x, memory, memory_mask))
-        return self.norm3(x + self.dropout3(self.ff(x)))
+        return checks.no_overflow(self.norm3(x + self.dropout3(self.ff(x))), "La capa del decodificador")
 
 
 def _attention(attn: MultiHeadAttention, training: bool, *args, **kwargs) -> tuple[Tensor, Tensor | None]:
@@ -500,18 +504,23 @@ def _position_kwargs(bias: Tensor | None, rotary) -> dict:
     return kwargs
 
 
-def _check_stack_input(x: Tensor, d_model: int, name: str) -> None:
-    if not isinstance(x, Tensor) or x.dim() != 3 or not x.dtype.is_floating_point:
+def _check_stack_input(x, d_model: int, name: str, module: nn.Module) -> Tensor:
+    """``x`` as a floating ``(batch, seq, d_model)`` tensor in ``module``'s dtype
+    (float64 from NumPy and lists of numbers are converted); token ids are
+    refused with a pointer to the embedding, never read as vectors."""
+    if isinstance(x, Tensor) and not x.dtype.is_floating_point or x is None or isinstance(x, (str, bool)):
         got = (f"forma {tuple(x.shape)} y tipo {x.dtype}" if isinstance(x, Tensor)
                else type(x).__name__)
         raise ValueError(
             f"{name} debe ser un tensor de coma flotante (batch, seq, d_model); se recibió {got}. "
             "Si tienes identificadores de tókenes, pásalos antes por un InputEmbedding."
         )
+    x = checks.features(x, name, like=module, ndim=3, what="(batch, seq, d_model)")
     if x.shape[-1] != d_model:
         raise ValueError(
             f"{name} tiene {x.shape[-1]} rasgos por posición, pero la pila espera d_model={d_model}."
         )
+    return x
 
 
 class _Stack(nn.Module):
@@ -558,10 +567,10 @@ class Encoder(_Stack):
 
     def forward(self, x: Tensor, mask: Tensor | None = None, *, bias: Tensor | None = None,
                 rotary=None) -> Tensor:
-        _check_stack_input(x, self.d_model, "La entrada del codificador")
+        x = _check_stack_input(x, self.d_model, "La entrada del codificador", self)
         for layer in self.layers:
             x = layer(x, mask, bias=bias, rotary=rotary)
-        return self.norm(x)
+        return checks.no_overflow(self.norm(x), "El codificador")
 
     def attention_maps(self) -> list[Tensor]:
         """Self-attention weights of the last call, one ``(batch, heads, seq, seq)`` per layer."""
@@ -581,11 +590,11 @@ class Decoder(_Stack):
     def forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, *, bias: Tensor | None = None,
                 rotary=None) -> Tensor:
-        _check_stack_input(x, self.d_model, "La entrada del decodificador")
-        _check_stack_input(memory, self.d_model, "La memoria (salida del codificador)")
+        x = _check_stack_input(x, self.d_model, "La entrada del decodificador", self)
+        memory = _check_stack_input(memory, self.d_model, "La memoria (salida del codificador)", self)
         for layer in self.layers:
             x = layer(x, memory, self_mask, memory_mask, bias=bias, rotary=rotary)
-        return self.norm(x)
+        return checks.no_overflow(self.norm(x), "El decodificador")
 
     def attention_maps(self) -> tuple[list[Tensor], list[Tensor]]:
         """``(self, cross)`` weights of the last call, one tensor per layer."""
@@ -687,6 +696,7 @@ class Transformer(nn.Module):
     def decode_hidden(self, tgt: Tensor, memory: Tensor, src: Tensor | None = None) -> Tensor:
         """Target ids and memory → the decoder's output vectors ``(batch, T, d_model)``."""
         tgt = _check_ids(tgt, "tgt", self.config.tgt_vocab, self)
+        memory = _check_stack_input(memory, self.config.d_model, "La memoria (salida del codificador)", self)
         if memory.shape[0] != tgt.shape[0]:
             raise ValueError(
                 f"La memoria tiene {memory.shape[0]} frases y tgt {tgt.shape[0]}: deben coincidir."
@@ -738,6 +748,8 @@ class Transformer(nn.Module):
 
 def count_parameters(module: nn.Module, trainable_only: bool = False) -> int:
     """Number of parameters; a tensor shared by two modules (tied weights) counts once."""
+    checks.dtype_of(module)  # a Spanish TypeError for anything but an nn.Module
+    trainable_only = checks.boolean(trainable_only, "trainable_only")
     return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable_only)
 
 
@@ -747,6 +759,9 @@ def parameter_breakdown(model: Transformer) -> dict[str, int]:
     Keys (Spanish, for printing): embeddings, codificador, decodificador,
     proyección de salida, total.
     """
+    if not isinstance(model, Transformer):
+        raise TypeError("model debe ser un dldna.transformer.Transformer; "
+                        f"se recibió {type(model).__name__}.")
     seen: set[int] = set()
 
     def fresh(module: nn.Module) -> int:

@@ -81,7 +81,7 @@ def _check_int(value, name: str, minimum: int = 1) -> int:
 
 def _check_images(images, name: str = "Las imágenes", like: nn.Module | None = None) -> Tensor:
     # NumPy arrays, float64 and integer grey levels are converted (to the module's dtype and device).
-    if isinstance(images, (Tensor, np.ndarray)):
+    if isinstance(images, (Tensor, np.ndarray, list, tuple)):
         images = checks.features(images, name, like=like)
     if not isinstance(images, Tensor) or images.dim() != 4:
         got = f"forma {tuple(images.shape)}" if isinstance(images, Tensor) else type(images).__name__
@@ -569,18 +569,29 @@ def benchmark(device=None, quick: bool = False) -> BenchResult:
 def _check_maps(maps: Sequence[Tensor]) -> list[Tensor]:
     if isinstance(maps, Tensor):
         maps = [maps]
+    if not isinstance(maps, (list, tuple)):
+        raise TypeError(f"maps debe ser una lista de mapas de atención (tensores), como la de "
+                        f"model.attention_maps(); se recibió {type(maps).__name__}.")
     maps = list(maps)
     if not maps:
         raise ValueError(
             "No hay mapas de atención: llama antes al modelo (model(imágenes)) y pasa "
             "model.attention_maps()."
         )
+    # A map typed as a (nested) list or NumPy array is converted, as everywhere else.
+    maps = [checks.features(a, f"El mapa de la capa {k}") if isinstance(a, (np.ndarray, list, tuple)) else a
+            for k, a in enumerate(maps)]
     for k, a in enumerate(maps):
         if not isinstance(a, Tensor) or a.dim() != 4 or a.shape[-1] != a.shape[-2]:
             got = tuple(a.shape) if isinstance(a, Tensor) else type(a).__name__
             raise ValueError(
                 f"El mapa de la capa {k} debe tener forma (batch, cabezas, n, n); se recibió {got}."
             )
+        if a.device.type == "cpu":
+            a = checks.features(a.detach(), f"El mapa de la capa {k}", finite=True)
+            if a.numel() and bool((a < 0).any()):
+                raise ValueError(f"El mapa de la capa {k} tiene pesos negativos; los pesos de atención "
+                                 "son probabilidades (≥ 0).")
     return maps
 
 
@@ -615,6 +626,7 @@ def attention_rollout(maps: Sequence[Tensor], residual: bool = True, head_fusion
     Shapes: a list of ``(B, heads, n, n)`` → ``(B, n, n)``.
     """
     maps = _check_maps(maps)
+    residual = checks.boolean(residual, "residual")
     if head_fusion not in ("mean", "max", "min"):
         raise ValueError(f"head_fusion debe ser 'mean', 'max' o 'min'; se recibió {head_fusion!r}.")
     rollout = None
@@ -629,6 +641,11 @@ def attention_rollout(maps: Sequence[Tensor], residual: bool = True, head_fusion
         if residual:
             eye = torch.eye(fused.shape[-1], device=fused.device)
             fused = 0.5 * fused + 0.5 * eye
+        elif fused.device.type == "cpu" and bool((fused.sum(dim=-1) <= 0).any()):
+            raise ValueError(
+                "Sin la conexión residual, una fila de pesos que suma 0 no se puede normalizar "
+                "(el flujo se perdería): usa residual=True o mapas cuyas filas sumen más de 0."
+            )
         fused = fused / fused.sum(dim=-1, keepdim=True)
         rollout = fused if rollout is None else fused @ rollout
     return rollout
@@ -642,6 +659,9 @@ def position_similarity(table: Tensor, drop_first: bool = True) -> Tensor:
     how similar patch ``(r, c)`` is to every patch, the layout of figure 7 of
     the ViT paper.
     """
+    if isinstance(table, (Tensor, np.ndarray, list, tuple)):
+        table = checks.features(table, "La tabla de posiciones", finite=True)
+    drop_first = checks.boolean(drop_first, "drop_first")
     if not isinstance(table, Tensor) or table.dim() != 2:
         raise ValueError("La tabla de posiciones debe ser una matriz (posiciones, d_model).")
     t = table.detach().float()
@@ -682,6 +702,9 @@ def interpolate_positions(table: Tensor, grid: int, *, has_cls: bool = True,
 
     Shapes: ``(1 + g², d)`` (or ``(g², d)``) → ``(1 + grid², d)`` (or ``(grid², d)``).
     """
+    if isinstance(table, (Tensor, np.ndarray, list, tuple)):
+        table = checks.features(table, "La tabla de posiciones", finite=True)
+    has_cls = checks.boolean(has_cls, "has_cls")
     if not isinstance(table, Tensor) or table.dim() != 2:
         raise ValueError("La tabla de posiciones debe ser una matriz (posiciones, d_model).")
     grid = _check_int(grid, "grid (parches por lado)")

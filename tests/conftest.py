@@ -8,18 +8,36 @@ runners) driven by Selenium, with no network beyond this machine; the pair of
 browser and driver is the one ``scripts/install-chromium.sh --find`` chooses.
 ``page_url`` serves the built book over HTTP on 127.0.0.1, as a reader's
 browser would see it.
+
+The Hypothesis profiles of the property-based tests (``tests/test_properties.py``)
+are here too: ``make`` (the default, what ``make test`` runs: a few examples
+per function, the same ones every run) and ``deep`` (hundreds of fresh random
+examples per function, started by hand: ``HYPOTHESIS_PROFILE=deep``).
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Neither profile has a deadline (the machine may be loaded: a slow example is
+# not a failure) nor a database (no .hypothesis folder in the checkout).
+_QUIET = dict(deadline=None, database=None, print_blob=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.function_scoped_fixture])
+# make test: few examples, derandomized, so the run is fast and the same every time.
+settings.register_profile("make", max_examples=4, derandomize=True, **_QUIET)
+# By hand, to hunt for new bad inputs: many fresh examples per function.
+settings.register_profile("deep", max_examples=300, **_QUIET)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "make"))
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL_CHROMIUM = ROOT / "scripts" / "install-chromium.sh"

@@ -96,6 +96,8 @@ class AdditionTask(Task):
 
     def make(self, a: int, b: int) -> Example:
         """The example for ``a + b``."""
+        a = checks.non_negative_int(a, "a (primer sumando)")
+        b = checks.non_negative_int(b, "b (segundo sumando)")
         top = 10**self.digits
         if not (0 <= a < top and 0 <= b < top):
             raise ValueError(f"Los sumandos deben estar entre 0 y {top - 1}; se recibió {a} + {b}.")

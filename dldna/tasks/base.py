@@ -161,6 +161,11 @@ class Tokenizer:
     def split(self, text: str | Sequence[str]) -> list[str]:
         """Cut a text into tokens (a list of tokens is returned as a list)."""
         if not isinstance(text, str):
+            if not isinstance(text, (list, tuple)) or not all(isinstance(t, str) for t in text):
+                raise TypeError(
+                    f"Se esperaba un texto (str) o una lista de tokens (textos); se recibió "
+                    f"{type(text).__name__}: {text!r}."
+                )
             return list(text)
         if self.separator == "":
             return [c for c in text if not c.isspace()]
@@ -181,7 +186,8 @@ class Tokenizer:
             ) from None
 
     def id_to_token(self, index: int) -> str:
-        if not 0 <= int(index) < len(self):
+        index = checks.id_list([index], "El id")[0]
+        if not 0 <= index < len(self):
             raise ValueError(
                 f"El id {index} no existe: el vocabulario tiene {len(self)} ids (0 a {len(self) - 1})."
             )
@@ -197,21 +203,22 @@ class Tokenizer:
 
         With ``keep_special=True`` every id is shown, specials included.
         """
+        if isinstance(ids, Tensor) and ids.dim() > 1:
+            raise ValueError(
+                f"decode lee una sola secuencia (1 dimensión); se recibió un tensor de forma "
+                f"{tuple(ids.shape)}: decodifica cada fila, p. ej. [tok.decode(fila) for fila in ids]."
+            )
         if isinstance(ids, Tensor):
-            if ids.dim() > 1:
-                raise ValueError(
-                    f"decode lee una sola secuencia (1 dimensión); se recibió un tensor de forma "
-                    f"{tuple(ids.shape)}: decodifica cada fila, p. ej. [tok.decode(fila) for fila in ids]."
-                )
-            ids = ids.detach().cpu().tolist()
+            ids = ids.detach().cpu()
+        if isinstance(ids, (list, tuple)) and any(isinstance(i, (list, tuple, Tensor)) and
+                                                  getattr(i, "ndim", 1) > 0 for i in ids):
+            raise ValueError(
+                "decode lee una sola secuencia de ids; se recibió una lista de secuencias: "
+                "decodifica cada una por separado."
+            )
+        keep_special = checks.boolean(keep_special, "keep_special")
         out = []
-        for i in ids:
-            if isinstance(i, (list, tuple, Tensor)):
-                raise ValueError(
-                    "decode lee una sola secuencia de ids; se recibió una lista de secuencias: "
-                    "decodifica cada una por separado."
-                )
-            i = int(i)
+        for i in checks.id_list(ids, "ids (la secuencia que decode lee)"):
             if not keep_special:
                 if i == EOS_ID:
                     break
@@ -279,8 +286,14 @@ class Batch:
 
 def pad_batch(seqs: Sequence[Sequence[int]], length: int | None = None, pad_id: int = PAD_ID) -> Tensor:
     """Stack id lists into a ``(B, L)`` long tensor, padding on the right."""
+    if isinstance(seqs, (str, bytes)) or not isinstance(seqs, (list, tuple)):
+        raise TypeError(f"seqs debe ser una lista de secuencias de ids; se recibió {type(seqs).__name__}.")
     if not seqs:
         raise ValueError("Hace falta al menos una secuencia para formar un lote.")
+    seqs = [checks.id_list(s, "Cada secuencia de seqs") for s in seqs]
+    if length is not None:
+        length = checks.non_negative_int(length, "length (longitud del lote)")
+    pad_id = checks.non_negative_int(pad_id, "pad_id")
     longest = max(len(s) for s in seqs)
     length = longest if length is None else length
     if length < longest:
@@ -432,10 +445,9 @@ def strip_output(ids: Sequence[int] | Tensor) -> list[int]:
     """Ids of one generated sequence up to (not including) the first EOS,
     without a leading BOS and without PAD."""
     if isinstance(ids, Tensor):
-        ids = ids.detach().cpu().flatten().tolist()
+        ids = ids.detach().cpu().flatten()
     out = []
-    for i in ids:
-        i = int(i)
+    for i in checks.id_list(ids, "ids (la secuencia generada)"):
         if i == EOS_ID:
             break
         if i in (PAD_ID, BOS_ID):

@@ -43,6 +43,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from dldna import checks
 from dldna.tasks.base import BenchResult, Example, Task, Tokenizer, benchmark_task
 from dldna.training import Recipe
 from dldna.transformer import TransformerConfig
@@ -155,12 +156,34 @@ def parse(text: str | Sequence[str]) -> Tree:
 # ---------------------------------------------------------------------------
 
 
+def _check_tree(tree, name: str = "tree (árbol)") -> Tree:
+    """``tree`` if it is a leaf (a text) or a node ``(label, left, right)`` of :data:`SYMBOLS`."""
+    stack = [tree]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, str) and t:
+            continue
+        if not (isinstance(t, tuple) and len(t) == 3 and t[0] in SYMBOLS):
+            raise TypeError(
+                f"{name} debe ser una hoja (un texto como 'x' o '3') o un nodo (etiqueta, izquierdo, "
+                f"derecho) con una etiqueta de {sorted(SYMBOLS)}, como lo devuelve parse; "
+                f"se recibió {t!r}."
+            )
+        stack.extend(t[1:])
+    return tree
+
+
 def to_prefix(tree: Tree) -> list[str]:
     """Prefix (Polish) order: the label of a node, then its left and right subtrees."""
+    _check_tree(tree)
+    return _to_prefix(tree)
+
+
+def _to_prefix(tree: Tree) -> list[str]:
     if isinstance(tree, str):
         return [tree]
     label, left, right = tree
-    return [label, *to_prefix(left), *to_prefix(right)]
+    return [label, *_to_prefix(left), *_to_prefix(right)]
 
 
 def from_prefix(tokens: Sequence[str]) -> Tree | None:
@@ -170,6 +193,10 @@ def from_prefix(tokens: Sequence[str]) -> Tree | None:
     any other token is a leaf. Prefix order needs no parentheses because the
     arity of every token is known.
     """
+    if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)) \
+            or not all(isinstance(t, str) for t in tokens):
+        raise TypeError(f"tokens debe ser una lista de símbolos (textos) en orden prefijo, como la de "
+                        f"to_prefix; se recibió {tokens!r}.")
     tokens = list(tokens)
     pos = 0
 
@@ -205,6 +232,11 @@ def _needs_parens(child: Tree, parent: str, side: str) -> bool:
 def to_infix(tree: Tree, rng: random.Random | None = None, extra_parens: float = 0.0) -> str:
     """Source text of ``tree`` with the parentheses it needs (and, with ``rng``,
     redundant ones around a sub-expression with probability ``extra_parens``)."""
+    _check_tree(tree)
+    if rng is not None and not isinstance(rng, random.Random):
+        raise TypeError(f"rng debe ser un random.Random (o None); se recibió {type(rng).__name__}.")
+    extra_parens = checks.probability(extra_parens, "extra_parens (probabilidad de paréntesis de más)")
+
     def render(t: Tree, top: bool = False) -> str:
         if isinstance(t, str):
             return t
@@ -225,6 +257,8 @@ def to_infix(tree: Tree, rng: random.Random | None = None, extra_parens: float =
 
 def draw(tree: Tree) -> str:
     """The tree as indented text (``├──``/``└──``), operators with their symbol."""
+    _check_tree(tree)
+
     def label(t: Tree) -> str:
         return t if isinstance(t, str) else f"{t[0]} ({SYMBOLS[t[0]]})"
 
@@ -252,11 +286,21 @@ def random_tree(rng: random.Random, n_ops: int, leaf_var: float = 0.3) -> Tree:
     """A random expression tree with exactly ``n_ops`` operators (uniform
     shapes by recursive splitting); leaves are variables with probability
     ``leaf_var``, digits otherwise."""
+    if not isinstance(rng, random.Random):
+        raise TypeError(f"rng debe ser un random.Random; se recibió {type(rng).__name__}.")
+    n_ops = checks.non_negative_int(n_ops, "n_ops (número de operadores)")
+    if n_ops > 500:  # one level of recursion per operator: Python's stack would overflow
+        raise ValueError(f"n_ops debe estar entre 0 y 500; se recibió {n_ops}.")
+    leaf_var = checks.probability(leaf_var, "leaf_var (probabilidad de una variable en una hoja)")
+    return _random_tree(rng, n_ops, leaf_var)
+
+
+def _random_tree(rng: random.Random, n_ops: int, leaf_var: float) -> Tree:
     if n_ops == 0:
         return rng.choice(VARIABLES) if rng.random() < leaf_var else rng.choice(DIGITS)
     left = rng.randint(0, n_ops - 1)
     op = rng.choice(list(PRECEDENCE))
-    return (op, random_tree(rng, left, leaf_var), random_tree(rng, n_ops - 1 - left, leaf_var))
+    return (op, _random_tree(rng, left, leaf_var), _random_tree(rng, n_ops - 1 - left, leaf_var))
 
 
 class ParsingTask(Task):
@@ -270,6 +314,9 @@ class ParsingTask(Task):
 
     def __init__(self, max_ops: int = 4, min_ops: int = 1, extra_parens: float = 0.1):
         super().__init__()
+        max_ops = checks.non_negative_int(max_ops, "max_ops (máximo de operadores)")
+        min_ops = checks.non_negative_int(min_ops, "min_ops (mínimo de operadores)")
+        extra_parens = checks.probability(extra_parens, "extra_parens (probabilidad de paréntesis de más)")
         if not 0 <= min_ops <= max_ops:
             raise ValueError(f"Hace falta 0 ≤ min_ops ≤ max_ops; se recibió {min_ops}, {max_ops}.")
         self.max_ops, self.min_ops, self.extra_parens = max_ops, min_ops, extra_parens

@@ -78,8 +78,11 @@ def as_matrix(values, name: str = "weights", ndim: int = 2) -> np.ndarray:
         values = values.detach().cpu().double().numpy()
     try:
         array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"«{name}» debe ser una matriz de números; no se pudo convertir: {err}") from None
+    except (TypeError, ValueError):
+        what = "un texto" if isinstance(values, str) else (
+            "filas de longitudes distintas o valores que no son números"
+            if isinstance(values, (list, tuple)) else f"un {type(values).__name__}")
+        raise TypeError(f"«{name}» debe ser una matriz de números; se recibió {what}.") from None
     if array.ndim != ndim:
         raise ValueError(
             f"«{name}» debe tener {ndim} ejes; tiene forma {tuple(array.shape)}."

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
+from dldna import checks
 from dldna.viz import style
 from dldna.viz.attention import as_matrix, attention_heatmap
 from dldna.viz.heatmap import outline_cells
@@ -38,9 +39,48 @@ NODE_STYLE: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _check_tree(tree):
+    """``tree`` if it is a recorded :class:`dldna.decoding.BeamTree` with nodes."""
+    from dldna.decoding import BeamTree
+
+    if not isinstance(tree, BeamTree):
+        raise TypeError(
+            "tree debe ser el árbol que registra beam_search (un BeamTree: p. ej. "
+            f"beam_search(..., trace=0).tree); se recibió {type(tree).__name__}."
+        )
+    if not tree.nodes:
+        raise ValueError("El árbol está vacío: no registra ningún paso de la búsqueda. "
+                         "Pasa trace=0 (el índice de una entrada) a beam_search.")
+    ids = {n.id for n in tree.nodes}
+    if any(n.parent is not None and n.parent not in ids for n in tree.nodes) or \
+            any(i not in ids for i in tree.best_path):
+        raise ValueError("El árbol no es coherente: un nodo o el mejor camino nombra un nodo que no existe.")
+    return tree
+
+
+def _check_figures(values, name: str, *, n: int | None = None, positive: bool = False) -> np.ndarray:
+    """A 1-d sequence of finite numbers (of length ``n``) as an array."""
+    if isinstance(values, (str, bytes)) or values is None or not hasattr(values, "__len__"):
+        raise TypeError(f"{name} debe ser una lista de números; se recibió {type(values).__name__}.")
+    try:
+        array = np.asarray(values.detach().cpu() if hasattr(values, "detach") else values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} debe ser una lista de números; se recibió {values!r}.") from None
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} debe ser una lista no vacía de números; tiene forma {array.shape}.")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} contiene NaN o infinitos; se esperaban números finitos.")
+    if positive and (array <= 0).any():
+        raise ValueError(f"{name} debe contener números positivos (el eje es logarítmico).")
+    if n is not None and array.size != n:
+        raise ValueError(f"{name} tiene {array.size} valores y hacen falta {n}, uno por temperatura.")
+    return array
+
+
 def beam_tree_layout(tree) -> dict[int, tuple[float, float]]:
     """``node id -> (x, y)``: x is the step, y the rank within the step, children
     ordered by their parent's position and then by score (few crossing edges)."""
+    _check_tree(tree)
     pos: dict[int, tuple[float, float]] = {}
     by_step: dict[int, list] = {}
     for node in tree.nodes:
@@ -78,6 +118,17 @@ def beam_tree(
         tree: a :class:`dldna.decoding.BeamTree`.
         token_label: ``id -> text`` (a function, or a list indexed by id).
     """
+    _check_tree(tree)
+    if not callable(token_label) and (isinstance(token_label, str)
+                                      or not isinstance(token_label, (list, tuple))):
+        raise TypeError("token_label debe ser una función id → texto o una lista de textos indexada "
+                        f"por id; se recibió {type(token_label).__name__}.")
+    if not callable(token_label):
+        missing = sorted({n.token for n in tree.nodes if not 0 <= n.token < len(token_label)})
+        if missing:
+            raise ValueError(f"token_label tiene {len(token_label)} textos y el árbol usa los ids "
+                             f"{missing[:5]}: falta un texto para cada id.")
+    show_prob = checks.boolean(show_prob, "show_prob")
     label = token_label if callable(token_label) else (lambda i: token_label[i])
     pos = beam_tree_layout(tree)
     n_steps = max(n.step for n in tree.nodes) + 1
@@ -179,7 +230,13 @@ def temperature_tradeoff(
 ) -> Figure:
     """Two panels against the temperature (log axis): accuracy of the samples
     and their diversity; a dashed line marks greedy decoding's accuracy."""
-    t = np.asarray(temperatures, dtype=float)
+    t = _check_figures(temperatures, "temperatures (las temperaturas)", positive=True)
+    accuracy = _check_figures(accuracy, "accuracy (las exactitudes)", n=t.size)
+    diversity = _check_figures(diversity, "diversity (la diversidad)", n=t.size)
+    if greedy_accuracy is not None:
+        greedy_accuracy = checks.probability(greedy_accuracy, "greedy_accuracy (exactitud voraz)")
+    title = checks.text(title, "title (el título)", allow_empty=True)
+    diversity_label = checks.text(diversity_label, "diversity_label", allow_empty=True)
     fig, (left, right) = style.new_figure(9.0, 3.4, 1, 2)
     left.plot(t, 100 * np.asarray(accuracy), marker="o", color=style.PALETTE[4], label="muestreo")
     if greedy_accuracy is not None:

@@ -33,6 +33,7 @@ from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from dldna import checks
 from dldna.viz import style
 
 __all__ = ["heatmap", "masked_legend_handle", "outline_cells", "tick_labels"]
@@ -48,9 +49,21 @@ def masked_legend_handle(label: str = style.MASKED_LABEL) -> Patch:
 
 
 def tick_labels(labels: Sequence | None, n: int) -> list[str]:
-    """``labels`` as text drawn as typed, or ``0 … n-1`` when ``None``."""
+    """``labels`` as text drawn as typed, or ``0 … n-1`` when ``None``.
+
+    A single string is refused rather than split into its letters: ``"abc"``
+    would silently label three rows ``a``, ``b``, ``c``.
+    """
+    n = checks.non_negative_int(n, "n (número de etiquetas)")
     if labels is None:
         return [str(i) for i in range(n)]
+    if isinstance(labels, str) or not isinstance(labels, (list, tuple, np.ndarray, range)):
+        raise TypeError(
+            f"Las etiquetas deben ser una lista con una etiqueta por fila o columna ({n}); se recibió "
+            f"{type(labels).__name__}: {labels!r}. Para las palabras de una frase usa frase.split()."
+        )
+    if len(labels) != n:
+        raise ValueError(f"Hay {len(labels)} etiquetas para {n} filas o columnas; deben coincidir.")
     return [style.mathtext_safe(v) for v in labels]
 
 
@@ -76,6 +89,20 @@ def _ticks(labels, texts: list[str]):
     if labels is False:
         return False
     return texts if len(texts) <= MAX_TICKS else len(texts) // MAX_TICKS + 1
+
+
+def _array(values) -> np.ndarray:
+    """``values`` as a float array; text, None and ragged lists refused in Spanish."""
+    if isinstance(values, (str, bytes)) or values is None:
+        raise TypeError(f"values debe ser una matriz de números; se recibió {type(values).__name__}.")
+    if hasattr(values, "detach"):  # a tensor, perhaps on a GPU or requiring grad
+        values = values.detach().cpu()
+    try:
+        v = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("values debe ser una matriz de números (filas de la misma longitud); "
+                        f"se recibió {type(values).__name__}.") from None
+    return v
 
 
 def heatmap(
@@ -117,7 +144,7 @@ def heatmap(
         colorbar, colorbar_label: the colour bar and its label.
         legend: a legend entry for masked cells, when there are any.
     """
-    v = np.asarray(values, dtype=float)
+    v = _array(values)
     if v.ndim != 2 or 0 in v.shape:
         raise ValueError(f"El mapa de calor necesita una matriz (filas, columnas); forma {v.shape}.")
     rows, cols = v.shape
@@ -125,6 +152,9 @@ def heatmap(
     if shown.shape != v.shape:
         raise ValueError(f"La máscara tiene forma {shown.shape} y la matriz {v.shape}; "
                          "deben coincidir.")
+    if np.isnan(v[shown]).any():
+        raise ValueError("values contiene NaN (valores no numéricos) en celdas visibles; "
+                         "para ocultar celdas usa allowed.")
     visible = v[shown & np.isfinite(v)]
     if signed is None:
         signed = visible.size > 0 and float(visible.min()) < 0

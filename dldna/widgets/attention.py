@@ -97,7 +97,10 @@ class _Source:
 
 
 def _check_temperatures(temperatures, temperature) -> tuple[float, ...]:
-    values = sorted({float(t) for t in temperatures} | {float(temperature)})
+    # Types here; the range (positive) below, with the message the explorer always gave.
+    given = checks.sequence(temperatures, "temperatures (las temperaturas)", checks.real, minimum=0)
+    temperature = checks.real(temperature, "temperature (la temperatura)")
+    values = sorted(set(given) | {temperature})
     for t in values:
         if not np.isfinite(t) or t <= 0:
             raise ValueError(

@@ -68,6 +68,7 @@ import base64
 import html
 import itertools
 import json
+import re
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -85,6 +86,19 @@ FALLBACK = "Abre este capítulo en el libro o en Colab para mover los controles.
 #: What the reader sees when something unexpected fails (Python's message is English).
 UNEXPECTED = ("Algo falló al preparar el explorador con estos valores. Prueba otros valores; "
               "si el problema sigue, avisa en el repositorio del libro.")
+#: Words of Python's, NumPy's, PyTorch's or matplotlib's own (English) messages. A
+#: ValueError/TypeError whose text has them did not come from a check of ours: the
+#: explorer shows :data:`UNEXPECTED` instead (tests/test_properties.py looks for any).
+ENGLISH = re.compile(r"\b(the|must|expected|got|invalid|cannot|could not|object|unsupported|"
+                     r"argument|Traceback|not supported|has no attribute|iterable|convert)\b")
+
+
+def reader_message(err: BaseException) -> str:
+    """The Spanish text of ``err`` for the picture area; never Python's English words."""
+    text = str(err)
+    return UNEXPECTED if not text or ENGLISH.search(text) else text
+
+
 _ERROR_STYLE = ("border:1px solid #D55E00;border-left:6px solid #D55E00;background:#fff6ef;"
                 "padding:0.6em 0.9em;margin:0.6em 0;color:#222;font-family:system-ui,sans-serif")
 _NOTE_STYLE = "margin:0.3em 0;font-size:0.95em;font-family:system-ui,sans-serif"
@@ -361,7 +375,7 @@ class Explorer:
                 text.set_parse_math(False)
             png = base64.b64encode(style.figure_png(fig, dpi=self.dpi)).decode("ascii")
         except (ValueError, TypeError) as err:
-            self._show_message(str(err))
+            self._show_message(reader_message(err))
             return
         except Exception:  # noqa: BLE001 - the reader must never see a traceback
             self._show_message(UNEXPECTED)
@@ -451,6 +465,6 @@ def build_or_error(title: str, build: Callable[[], Explorer]) -> Explorer:
         explorer.to_html()
         return explorer
     except (ValueError, TypeError) as err:
-        return ErrorExplorer(title, str(err))
+        return ErrorExplorer(title, reader_message(err))
     except Exception:  # noqa: BLE001 - the reader must never see a traceback
         return ErrorExplorer(title, UNEXPECTED)

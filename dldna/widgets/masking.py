@@ -21,7 +21,7 @@ from functools import cache
 
 import torch
 
-from dldna import masking
+from dldna import checks, masking
 from dldna.attention import softmax
 from dldna.viz import masking as vm
 from dldna.widgets import core
@@ -48,7 +48,9 @@ ALT = (
 
 def build_mask(pattern: str, n: int, pad: int = 0, width: int = 2) -> torch.Tensor:
     """The ``(n, n)`` mask of one setting of the explorer (``True`` = may attend)."""
-    if pattern not in PATTERNS:
+    n = checks.positive_int(n, "n (número de tókenes)")
+    width = checks.positive_int(width, "width (ventana, paso o bloque)")
+    if not isinstance(pattern, str) or pattern not in PATTERNS:
         raise ValueError(
             f"Patrón desconocido {pattern!r}. Patrones válidos: {', '.join(PATTERNS)}."
         )
@@ -106,9 +108,17 @@ class MaskExplorer(core.Explorer):
     def __init__(self, n: int, pattern: str, pad: int, width: int, *, lengths: Sequence[int],
                  pads: Sequence[int], widths: Sequence[int], seed: int, title: str):
         super().__init__(title, ALT)
-        self.lengths = sorted({int(v) for v in lengths} | {n})
-        self.pads = sorted({int(v) for v in pads} | {pad})
-        self.widths = sorted({int(v) for v in widths} | {width})
+        # Types here; the ranges below and in build_mask, with the messages they always gave.
+        n = checks.integer(n, "n (número de tókenes)")
+        pad = checks.integer(pad, "pad (tókenes de relleno)")
+        width = checks.integer(width, "width (ventana, paso o bloque)")
+        seed = checks.non_negative_int(seed, "seed (semilla)")
+        lengths = checks.sequence(lengths, "lengths (las longitudes)", checks.integer, minimum=0)
+        pads = checks.sequence(pads, "pads (los rellenos)", checks.integer, minimum=0)
+        widths = checks.sequence(widths, "widths (los tamaños)", checks.integer, minimum=0)
+        self.lengths = sorted(set(lengths) | {n})
+        self.pads = sorted(set(pads) | {pad})
+        self.widths = sorted(set(widths) | {width})
         if min(self.lengths) < 2 or max(self.lengths) > len(WORDS):
             raise ValueError(f"Las longitudes deben estar entre 2 y {len(WORDS)}.")
         if min(self.pads) < 0:

@@ -66,7 +66,10 @@ class PositionalExplorer(core.Explorer):
         title: str,
     ):
         super().__init__(title, ALT)
-        if isinstance(kinds, str) or not kinds:
+        # Types here; the ranges (even d_model, base > 1) in dldna.positional's own messages.
+        d_model = checks.integer(d_model, "d_model")
+        base = checks.real(base, "base")
+        if isinstance(kinds, str) or not isinstance(kinds, (list, tuple)) or not kinds:
             raise ValueError("kinds debe ser una lista no vacía de tipos, p. ej. ('sinusoidal',).")
         self.kinds = list(dict.fromkeys(kinds))
         self.n_positions = checks.positive_int(n_positions, "n_positions")
@@ -77,8 +80,10 @@ class PositionalExplorer(core.Explorer):
         vp._check_cursor(cursor, self.n_positions)
         for kind in self.kinds[1:]:
             self.data(kind, d_model, base)
-        self.d_models = sorted({int(d) for d in d_models} | {int(d_model)})
-        self.bases = sorted({float(b) for b in bases} | {float(base)})
+        d_models = checks.sequence(d_models, "d_models", checks.integer, minimum=0)
+        bases = checks.sequence(bases, "bases", checks.real, minimum=0)
+        self.d_models = sorted(set(d_models) | {int(d_model)})
+        self.bases = sorted(set(bases) | {float(base)})
         for d in self.d_models:
             for b in self.bases:
                 vp.positional_data(self.kinds[0], 2, d, b)  # check the grid early

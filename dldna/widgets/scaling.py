@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dldna import checks
 from dldna.viz import attention as va
 from dldna.widgets import core
 
@@ -41,6 +42,8 @@ class ScalingExplorer(core.Explorer):
             raise TypeError(f"«scaled» debe ser True o False; se recibió {scaled!r}.")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"La semilla debe ser un entero no negativo; se recibió {seed!r}.")
+        d_k = checks.positive_int(d_k, "d_k")
+        d_ks = checks.sequence(d_ks, "d_ks (los valores de d_k)", checks.positive_int)
         self.n_queries, self.n_keys, self.seed = n_queries, n_keys, int(seed)
         self._results = {}
         # random_attention checks every d_k (and n_queries, n_keys) with a Spanish message.
