@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "cpu": 0,
     "runtime": 0,
     "checks": 0,
+    "fmt": 0,  # how numbers are written for a reader
     "attention": 1,
     "masking": 1,
     "positional": 1,
