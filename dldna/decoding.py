@@ -124,7 +124,7 @@ def _check_top_p(top_p) -> float | None:
             or not math.isfinite(top_p) or not 0 < top_p <= 1):
         raise ValueError(
             f"top_p debe estar en el intervalo (0, 1]; se recibió {top_p!r}. "
-            "Es la probabilidad acumulada del núcleo (p = 1 no recorta nada)."
+            "Es la probabilidad acumulada que conservan los tókenes más probables (p = 1 no recorta nada)."
         )
     return float(top_p)
 

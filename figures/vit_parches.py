@@ -79,7 +79,7 @@ def draw() -> Figure:
     arrow(ax, (px + 4 * w + 0.1, 2.5), (5.2, 2.5))
     box(ax, 5.25, 1.9, 1.25, 1.2, "proyección\nlineal E\n(4 → d_model)\ncompartida", SKY, 8.5)
     ax.text(5.87, 4.55, "3. incrustar", ha="center", fontsize=10.5, fontweight="bold")
-    ax.text(5.87, 1.75, "= Conv2d con\nnúcleo = paso = 2", ha="center", va="top", fontsize=8.5)
+    ax.text(5.87, 1.75, "= Conv2d con filtros\nde 2×2 y paso 2", ha="center", va="top", fontsize=8.5)
 
     # 4. the token sequence: [CLS] + 16 patch tokens, plus positions
     arrow(ax, (6.55, 2.5), (7.05, 2.5))
