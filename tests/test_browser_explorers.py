@@ -81,6 +81,7 @@ BOOK_KINDS = {
     "scaling": ("chapters/02_qkv.html", ("range", "toggle")),
     "masks": ("chapters/04_mascaras.html", ("range", "select")),
     "vit_patches": ("chapters/08_vit.html", ("range", "select")),
+    "online_softmax": ("chapters/10_moderno.html", ("range",)),
 }
 
 

@@ -53,6 +53,7 @@ EXPLORERS = {
     "prompts": lambda: widgets.model_attention_explorer(prompt_maps(), kind_label="Comienzo"),
     "positional": lambda: widgets.positional_explorer(),
     "scaling": lambda: widgets.scaling_explorer(),
+    "online_softmax": lambda: widgets.online_softmax_explorer(),
     "masks": lambda: mask_explorer(),
     "patches": lambda: patch_size_explorer(torch.rand(2, 1, 8, 8, generator=torch.Generator()
                                                       .manual_seed(0)), {1: None, 2: 0.9, 4: 0.8}),
@@ -112,7 +113,7 @@ def test_front_end_takes_its_colours_from_style():
     assert theme["sequential"][0] == style.colormap_lut(style.SEQUENTIAL_CMAP)[0]
     assert f"--dldna-highlight:{style.HIGHLIGHT}" in css
     # One renderer, one way to register a view, for every kind of explorer.
-    for kind in ("attention", "scaling", "positional", "masks", "vit_patches"):
+    for kind in ("attention", "scaling", "positional", "masks", "vit_patches", "online_softmax"):
         assert f'register("{kind}"' in js
     # No colour typed again in the renderer: every #rrggbb is white or from the theme.
     renderer = core._static("explorer.js")
@@ -148,6 +149,8 @@ def test_static_numbers_are_the_python_numbers():
         ("positional", "base", 100.0),
         ("scaling", "d_k", 512),
         ("scaling", "scaled", False),
+        ("online_softmax", "step", 3),
+        ("online_softmax", "tile", 6),
     ],
 )
 def test_live_view_redraws_when_a_control_moves(name, control, value):
