@@ -275,3 +275,15 @@ def test_bad_input_shows_a_spanish_message_in_both_views(build, words):
     assert words.split()[0] in bundle["text/html"]
     assert words.split()[0] in explorer.widget.children[0].value
     assert "Traceback" not in bundle["text/html"] + bundle["text/plain"]
+
+
+def test_online_softmax_live_step_follows_the_tile_size():
+    explorer = widgets.online_softmax_explorer()
+    explorer.widget  # noqa: B018 - builds the controls and draws once
+    explorer.controls["step"].value = 3
+    explorer.controls["tile"].value = 6  # two tiles: step 3 does not exist, back to 1 (as the static view)
+    assert (explorer.controls["step"].value, explorer.controls["step"].max) == (1, 2)
+    explorer.controls["step"].value = 2
+    explorer.controls["tile"].value = 3  # four tiles: step 2 stays
+    assert (explorer.controls["step"].value, explorer.controls["step"].max) == (2, 4)
+    assert explorer.message.value == ""

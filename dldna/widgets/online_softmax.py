@@ -63,9 +63,11 @@ class OnlineSoftmaxExplorer(core.Explorer):
 
     def _on_change(self, name: str) -> None:
         if name == "tile":
-            step = self.controls["step"]
-            step.max = self._n_tiles(self.controls["tile"].value)
-            step.value = min(step.value, step.max)
+            # As the static view does: a step beyond the new number of tiles goes back to the first.
+            step, n_tiles = self.controls["step"], self._n_tiles(self.controls["tile"].value)
+            if step.value > n_tiles:
+                step.value = 1
+            step.max = n_tiles
 
     def _figure(self, state: dict):
         return vo.online_softmax_panel(self.steps(state["tile"]), min(state["step"],
