@@ -14,7 +14,8 @@ cache and attends over the whole cache.
 * :func:`forward_cached`: logits of new tokens given the cache (the first
   call, with an empty cache, reads the whole prompt: the *prefill*);
 * :func:`greedy_generate`: greedy continuation with or without the cache;
-* :func:`step_seconds`: the time of one decoding step at a given length.
+* :func:`step_seconds`: the time of one decoding step at a given length;
+  :func:`compare_step_seconds`, both ways, measured in turns.
 
 With ``num_kv_heads`` smaller than ``n_heads`` (grouped-query attention,
 :class:`dldna.attention.MultiHeadAttention`) the cache keeps only the
@@ -39,7 +40,8 @@ from dldna.attention import _attend, merge_heads, repeat_kv
 from dldna.language_models import LanguageModel
 from dldna.tasks.base import PAD_ID
 
-__all__ = ["KVCache", "cache_bytes", "forward_cached", "greedy_generate", "step_seconds"]
+__all__ = ["KVCache", "cache_bytes", "forward_cached", "greedy_generate", "step_seconds",
+           "compare_step_seconds"]
 
 
 @dataclass
@@ -195,3 +197,30 @@ def step_seconds(model: LanguageModel, ids: Tensor, *, use_cache: bool, repeats:
         times.append(time.perf_counter() - t0)
     # The shortest run is the one least disturbed by other programs on the machine.
     return min(times)
+
+
+@torch.no_grad()
+def compare_step_seconds(model: LanguageModel, ids: Tensor, *, repeats: int = 21) -> tuple[float, float]:
+    """``(without cache, with cache)``: the two times of :func:`step_seconds`, measured in turns.
+
+    One run of each, ``repeats`` times, and the shortest of each: a burst of
+    load from another program slows both ways alike instead of only the one
+    that happened to be running, so their comparison holds on a busy machine.
+    """
+    model = _check_model(model)
+    repeats = checks.positive_int(repeats, "repeats")
+    ids = checks.ids(ids, "ids", vocab_size=model.vocab, like=model, ndim=2)
+    if ids.shape[1] < 2:
+        raise ValueError("Hacen falta al menos dos posiciones: las anteriores y la que se lee.")
+    _, cache = forward_cached(model, ids[:, :-1])
+    last = ids[:, -1:]
+    runs = (lambda: model(ids), lambda: forward_cached(model, last, cache))
+    best = [math.inf, math.inf]
+    for run in runs:
+        run()  # warm-up: the first call allocates
+    for _ in range(repeats):
+        for i, run in enumerate(runs):
+            t0 = time.perf_counter()
+            run()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best[0], best[1]

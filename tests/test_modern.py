@@ -47,6 +47,15 @@ def test_step_seconds_is_positive():
     assert kv_cache.step_seconds(model, ids, use_cache=False, repeats=2) > 0
 
 
+def test_compare_step_seconds_gives_both_times():
+    model = lm()
+    ids = torch.randint(3, 30, (1, 20))
+    without, with_cache = kv_cache.compare_step_seconds(model, ids, repeats=2)
+    assert without > 0 and with_cache > 0
+    with pytest.raises(ValueError, match="dos posiciones"):
+        kv_cache.compare_step_seconds(model, ids[:, :1])
+
+
 def test_cache_bad_inputs_in_spanish():
     model = lm()
     with pytest.raises(ValueError, match="evaluación"):
