@@ -641,6 +641,38 @@ def merge_heads(x: Tensor) -> Tensor:
     return x.transpose(1, 2).reshape(batch, seq, heads * d_k)
 
 
+def _check_kv_heads(num_heads: int, num_kv_heads) -> int:
+    """``num_kv_heads`` (``None``: ``num_heads``), a divisor of ``num_heads``."""
+    if num_kv_heads is None:
+        return num_heads
+    num_kv_heads = checks.positive_int(num_kv_heads, "num_kv_heads")
+    if num_heads % num_kv_heads:
+        divisors = [g for g in range(1, num_heads + 1) if num_heads % g == 0]
+        raise ValueError(
+            f"num_heads={num_heads} no es divisible entre num_kv_heads={num_kv_heads}: cada "
+            f"cabeza de clave y valor sirve a un grupo de consultas del mismo tamaño. Valores "
+            f"válidos: {divisors}."
+        )
+    return num_kv_heads
+
+
+def repeat_kv(x: Tensor, num_heads: int) -> Tensor:
+    """Grouped-query attention: ``(batch, kv_heads, seq, d_k)`` → ``(batch, num_heads, seq, d_k)``.
+
+    Each key/value head is repeated for its group of ``num_heads / kv_heads``
+    consecutive query heads: query head ``i`` uses key/value head
+    ``i // (num_heads / kv_heads)`` (the order of ``repeat_interleave``, as in
+    ``F.scaled_dot_product_attention(..., enable_gqa=True)``).
+    """
+    x = checks.as_tensor(x, "x")
+    if x.dim() != 4:
+        raise ValueError(
+            f"Se esperaba un tensor (batch, kv_heads, seq, d_k); se recibió forma {tuple(x.shape)}."
+        )
+    groups = _check_kv_heads(checks.positive_int(num_heads, "num_heads"), x.shape[1])
+    return x.repeat_interleave(num_heads // groups, dim=1)
+
+
 def _check_inputs(layer: nn.Module, query, key, value) -> tuple[Tensor, Tensor, Tensor]:
     """query, key, value of an attention layer as ``(batch, seq, d_model)`` tensors of its dtype.
 
@@ -737,6 +769,13 @@ class MultiHeadAttention(torch.nn.Module):
         with ``need_weights=False``). A query with every key masked gets zero
         weights and a zero head output (not NaN) on both paths.
 
+    ``num_kv_heads`` (default ``num_heads``) gives grouped-query attention
+    (Ainslie et al., 2023): only ``num_kv_heads`` key and value heads, each
+    shared by a group of ``num_heads / num_kv_heads`` query heads (see
+    :func:`repeat_kv`); ``num_kv_heads=1`` is multi-query attention (Shazeer,
+    2019). ``k_proj`` and ``v_proj`` then have ``num_kv_heads · d_k`` outputs,
+    and a key/value cache is ``num_heads / num_kv_heads`` times smaller.
+
     With the same weights (:meth:`load_torch`) it gives the same numbers as
     ``torch.nn.MultiheadAttention(d_model, num_heads, batch_first=True)``.
     Mask conventions differ between PyTorch's APIs: for
@@ -745,21 +784,36 @@ class MultiHeadAttention(torch.nn.Module):
     ``nn.Transformer`` ``True`` means blocked, so pass ``~mask`` there.
     """
 
-    def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, dropout: float = 0.0):
+    def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, dropout: float = 0.0,
+                 num_kv_heads: int | None = None):
         super().__init__()
         self.d_k = _check_heads(d_model, num_heads)
         dropout = checks.probability(dropout, "dropout", allow_one=False)
         bias = checks.boolean(bias, "bias")
         self.d_model = int(d_model)
         self.num_heads = int(num_heads)
+        self.num_kv_heads = _check_kv_heads(self.num_heads, num_kv_heads)
+        d_kv = self.d_k * self.num_kv_heads  # d_model unless grouped
         self.q_proj = torch.nn.Linear(self.d_model, self.d_model, bias=bias)
-        self.k_proj = torch.nn.Linear(self.d_model, self.d_model, bias=bias)
-        self.v_proj = torch.nn.Linear(self.d_model, self.d_model, bias=bias)
+        self.k_proj = torch.nn.Linear(self.d_model, d_kv, bias=bias)
+        self.v_proj = torch.nn.Linear(self.d_model, d_kv, bias=bias)
         self.out_proj = torch.nn.Linear(self.d_model, self.d_model, bias=bias)
         self.dropout = torch.nn.Dropout(dropout)
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}"
+        grouped = "" if self.num_kv_heads == self.num_heads else f", num_kv_heads={self.num_kv_heads}"
+        return f"d_model={self.d_model}, num_heads={self.num_heads}{grouped}, d_k={self.d_k}"
+
+    def project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Per-head ``(q, k, v)``: ``(batch, num_heads, q_len, d_k)`` and, for keys and
+        values, ``(batch, num_kv_heads, k_len, d_k)`` (before :func:`repeat_kv`).
+
+        On checked tensors; this is what a key/value cache keeps
+        (:mod:`dldna.kv_cache`).
+        """
+        return (split_heads(self.q_proj(query), self.num_heads),
+                split_heads(self.k_proj(key), self.num_kv_heads),
+                split_heads(self.v_proj(value), self.num_kv_heads))
 
     def forward(
         self,
@@ -783,9 +837,9 @@ class MultiHeadAttention(torch.nn.Module):
             )
         need_weights = checks.boolean(need_weights, "need_weights")
 
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
+        q, k, v = self.project(query, key, value)
+        if self.num_kv_heads != self.num_heads:
+            k, v = repeat_kv(k, self.num_heads), repeat_kv(v, self.num_heads)
         if rotary is not None:
             q, k = rotary(q, k)
         if not need_weights:
@@ -807,6 +861,9 @@ class MultiHeadAttention(torch.nn.Module):
                 f"num_heads={module.num_heads}; esta, d_model={self.d_model} y "
                 f"num_heads={self.num_heads}."
             )
+        if self.num_kv_heads != self.num_heads:
+            raise ValueError("nn.MultiheadAttention no agrupa cabezas: solo se copian sus pesos en una "
+                             "capa con num_kv_heads = num_heads.")
         if not module._qkv_same_embed_dim or module.bias_k is not None:
             raise ValueError("Solo se admiten capas de PyTorch sin kdim/vdim ni add_bias_kv.")
         has_bias = module.in_proj_bias is not None

@@ -90,6 +90,8 @@ class LanguageModel(nn.Module):
             :class:`dldna.transformer.TransformerConfig`.
         max_len: the longest sequence; positions are learned (as in GPT and BERT).
         causal: mask the future (next-token prediction) or not (masked tokens).
+        num_kv_heads: key/value heads of every self-attention (grouped-query
+            attention, :class:`dldna.attention.MultiHeadAttention`); default ``n_heads``.
 
     The output layer reuses the token embedding matrix (tied weights, as in
     GPT-2 and BERT). ``[CLS]`` is the BOS token at position 0.
@@ -98,7 +100,8 @@ class LanguageModel(nn.Module):
     """
 
     def __init__(self, vocab: int, *, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
-                 d_ff: int = 128, dropout: float = 0.0, max_len: int = 32, causal: bool = True):
+                 d_ff: int = 128, dropout: float = 0.0, max_len: int = 32, causal: bool = True,
+                 num_kv_heads: int | None = None):
         super().__init__()
         checks.positive_int(vocab, "vocab", minimum=4)
         if not isinstance(causal, bool):
@@ -106,7 +109,7 @@ class LanguageModel(nn.Module):
         self.vocab, self.causal = vocab, causal
         self.embed = InputEmbedding(vocab, d_model, max_len=max_len, positional="learned",
                                     dropout=dropout, pad_id=PAD_ID)
-        self.encoder = Encoder(d_model, n_heads, n_layers, d_ff, dropout)
+        self.encoder = Encoder(d_model, n_heads, n_layers, d_ff, dropout, num_kv_heads=num_kv_heads)
         self.head = nn.Linear(d_model, vocab)
         self.head.weight = self.embed.token.weight
 

@@ -389,16 +389,19 @@ class EncoderLayer(nn.Module):
     ``(batch, heads, seq, seq)`` (detached); in training mode they are not
     computed when the attention offers the fused kernel (``None``).
 
+    ``num_kv_heads``: grouped-query self-attention (see
+    :class:`dldna.attention.MultiHeadAttention`); default, one key/value head per head.
+
     Shapes: x ``(batch, seq, d_model)``; mask boolean broadcastable to
     ``(batch, heads, seq, seq)``, ``True`` = may attend → ``(batch, seq, d_model)``.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1, *,
-                 norm_first: bool = True, activation: str = "relu"):
+                 norm_first: bool = True, activation: str = "relu", num_kv_heads: int | None = None):
         super().__init__()
         _check_layer_args(d_model, n_heads, d_ff, dropout, norm_first, activation)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout, num_kv_heads=num_kv_heads)
         self.ff = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
@@ -534,14 +537,17 @@ class _Stack(nn.Module):
     config_layers: str  # the TransformerConfig field with this stack's depth
 
     def __init__(self, d_model: int, n_heads: int, n_layers: int, d_ff: int,
-                 dropout: float = 0.1, *, norm_first: bool = True, activation: str = "relu"):
+                 dropout: float = 0.1, *, norm_first: bool = True, activation: str = "relu",
+                 num_kv_heads: int | None = None):
         super().__init__()
         _check_int(n_layers, "n_layers", minimum=0)
         _check_layer_args(d_model, n_heads, d_ff, dropout, norm_first, activation)
         self.d_model = d_model
+        # Only layers that know grouped-query attention (EncoderLayer) receive it.
+        grouped = {} if num_kv_heads is None else {"num_kv_heads": num_kv_heads}
         self.layers = nn.ModuleList(
             self.layer_class(d_model, n_heads, d_ff, dropout, norm_first=norm_first,
-                             activation=activation)
+                             activation=activation, **grouped)
             for _ in range(n_layers)
         )
         self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()

@@ -81,6 +81,7 @@ BOOK_KINDS = {
     "scaling": ("chapters/02_qkv.html", ("range", "toggle")),
     "masks": ("chapters/04_mascaras.html", ("range", "select")),
     "vit_patches": ("chapters/08_vit.html", ("range", "select")),
+    "online_softmax": ("chapters/10_moderno.html", ("range",)),
 }
 
 
@@ -195,4 +196,26 @@ def test_without_the_renderer_the_output_says_where_to_move_it(browser, tmp_path
     browser.get(page.as_uri())
     fallback = browser.find_element(By.CSS_SELECTOR, ".dldna-fallback")
     assert fallback.is_displayed() and core.FALLBACK in fallback.text
+    assert not _js_errors(browser)
+
+
+def test_online_softmax_view_steps_through_the_tiles(browser, tmp_path):
+    """Both sliders redraw; a step beyond the new number of tiles goes back to the first."""
+    page = tmp_path / "teselas.html"
+    page.write_text(core.standalone_page([widgets.online_softmax_explorer()]), encoding="utf-8")
+    _js_errors(browser)
+    browser.get(page.as_uri())
+    (root,) = _mounted(browser)
+    tile, step = root.find_elements(By.CSS_SELECTOR, "input[type=range]")
+    alts = []
+    for slider in (step, step, tile, tile):  # tiles of 4: step 2, 3; then tiles of 6, of 12
+        before = _picture(root)
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", slider)
+        slider.send_keys(Keys.ARROW_RIGHT)
+        time.sleep(0.1)
+        assert _picture(root) != before
+        alts.append(root.find_element(By.CSS_SELECTOR, "svg").get_attribute("aria-label"))
+    assert "teselas de 4 claves, 3 de 3 leídas" in alts[1]
+    assert "teselas de 6 claves, 1 de 2 leídas" in alts[2]  # step 3 does not exist: back to 1
+    assert "teselas de 12 claves, 1 de 1 leídas" in alts[3]
     assert not _js_errors(browser)

@@ -53,6 +53,7 @@ EXPLORERS = {
     "prompts": lambda: widgets.model_attention_explorer(prompt_maps(), kind_label="Comienzo"),
     "positional": lambda: widgets.positional_explorer(),
     "scaling": lambda: widgets.scaling_explorer(),
+    "online_softmax": lambda: widgets.online_softmax_explorer(),
     "masks": lambda: mask_explorer(),
     "patches": lambda: patch_size_explorer(torch.rand(2, 1, 8, 8, generator=torch.Generator()
                                                       .manual_seed(0)), {1: None, 2: 0.9, 4: 0.8}),
@@ -112,7 +113,7 @@ def test_front_end_takes_its_colours_from_style():
     assert theme["sequential"][0] == style.colormap_lut(style.SEQUENTIAL_CMAP)[0]
     assert f"--dldna-highlight:{style.HIGHLIGHT}" in css
     # One renderer, one way to register a view, for every kind of explorer.
-    for kind in ("attention", "scaling", "positional", "masks", "vit_patches"):
+    for kind in ("attention", "scaling", "positional", "masks", "vit_patches", "online_softmax"):
         assert f'register("{kind}"' in js
     # No colour typed again in the renderer: every #rrggbb is white or from the theme.
     renderer = core._static("explorer.js")
@@ -148,6 +149,8 @@ def test_static_numbers_are_the_python_numbers():
         ("positional", "base", 100.0),
         ("scaling", "d_k", 512),
         ("scaling", "scaled", False),
+        ("online_softmax", "step", 3),
+        ("online_softmax", "tile", 6),
     ],
 )
 def test_live_view_redraws_when_a_control_moves(name, control, value):
@@ -272,3 +275,15 @@ def test_bad_input_shows_a_spanish_message_in_both_views(build, words):
     assert words.split()[0] in bundle["text/html"]
     assert words.split()[0] in explorer.widget.children[0].value
     assert "Traceback" not in bundle["text/html"] + bundle["text/plain"]
+
+
+def test_online_softmax_live_step_follows_the_tile_size():
+    explorer = widgets.online_softmax_explorer()
+    explorer.widget  # noqa: B018 - builds the controls and draws once
+    explorer.controls["step"].value = 3
+    explorer.controls["tile"].value = 6  # two tiles: step 3 does not exist, back to 1 (as the static view)
+    assert (explorer.controls["step"].value, explorer.controls["step"].max) == (1, 2)
+    explorer.controls["step"].value = 2
+    explorer.controls["tile"].value = 3  # four tiles: step 2 stays
+    assert (explorer.controls["step"].value, explorer.controls["step"].max) == (2, 4)
+    assert explorer.message.value == ""

@@ -22,6 +22,7 @@ from dldna.widgets.attention import (
     model_attention_explorer,
 )
 from dldna.widgets.core import ErrorExplorer, Explorer
+from dldna.widgets.online_softmax import online_softmax_explorer
 from dldna.widgets.positional import positional_explorer
 from dldna.widgets.scaling import scaling_explorer
 
@@ -31,6 +32,7 @@ __all__ = [
     "Explorer",
     "attention_explorer",
     "model_attention_explorer",
+    "online_softmax_explorer",
     "positional_explorer",
     "scaling_explorer",
 ]

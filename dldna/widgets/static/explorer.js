@@ -466,6 +466,52 @@
     };
   });
 
+  register("online_softmax", function (data, st) {
+    var cs = data.cases[String(st.tile)], n = data.scores.length, T = cs.m.length;
+    var k = Math.min(Math.max(st.step, 1), T) - 1, start = cs.starts[k], stop = cs.stops[k];
+    var lo = Math.min.apply(null, data.scores.concat([0])) - 0.3, hi = Math.max.apply(null, data.scores) + 0.5;
+    var labels = data.scores.map(function (_, i) { return String(i); });
+    var top = { x: 70, y: 96, w: 760, h: 170 };
+    var boxes = [0, 1, 2].map(function (i) { return { x: 70 + i * 270, y: 350, w: 200, h: 140 }; });
+    var width = 900, height = 560;
+    var span = function (ys) { var a = Math.min.apply(null, ys), b = Math.max.apply(null, ys), p = Math.max(0.05, 0.1 * (b - a)); return [a - p, b + p]; };
+    var pick = function (j) { return cs.output.map(function (row) { return row[j]; }); };
+    var outs = [], finals = [];
+    data.final.forEach(function (f, j) {
+      outs.push({ y: pick(j), color: THEME.lines[j % THEME.lines.length], markers: true, label: "dim " + j });
+      finals.push({ y: cs.m.map(function () { return f; }), color: THEME.lines[j % THEME.lines.length], dash: true, label: "final " + j });
+    });
+    var all = [];
+    outs.concat(finals).forEach(function (s) { all = all.concat(s.y); });
+    var mr = span(cs.m), lr = span(cs.l), orr = span(all);
+    var label = "teselas de " + st.tile + " claves, " + (k + 1) + " de " + T + " leídas (claves 0 a " + (stop - 1) + ")";
+    var note = label + "; m = " + fmt(cs.m[k], 2) + ", l = " + fmt(cs.l[k], 3) + "; salida parcial " +
+      cs.output[k].map(function (v) { return fmt(v, 2); }).join(", ") + "; salida final " +
+      data.final.map(function (v) { return fmt(v, 2); }).join(", ");
+    return {
+      width: width, height: height, note: note + ".",
+      alt: data.alt + " Estado: " + note + ".",
+      draw: function (g, hatch) {
+        headline(g, data.title, label);
+        bars(g, top, {
+          values: data.scores, allowed: data.scores.map(function (_, i) { return i < stop; }), labels: labels,
+          lo: lo, ymax: hi, ticks: [Math.ceil(lo), 0, Math.floor(hi)], tickDigits: 0, hatch: hatch, color: color(4),
+          title: "Puntuaciones (rayadas: aún no leídas; recuadro: tesela actual)", xlabel: "clave (key)", ylabel: "puntuación"
+        });
+        var cw = top.w / n, my = top.y + top.h - (cs.m[k] - lo) / (hi - lo) * top.h;
+        svgEl("rect", { x: top.x + start * cw, y: top.y, width: (stop - start) * cw, height: top.h, fill: "none", stroke: THEME.highlight, "stroke-width": 3, "class": "dldna-highlight" }, g);
+        svgEl("line", { x1: top.x, x2: top.x + top.w, y1: my, y2: my, stroke: THEME.ink, "stroke-width": 1.2, "stroke-dasharray": "6,3" }, g);
+        text(g, top.x + top.w + 4, my, "m", { anchor: "start", size: 12 });
+        lines(g, boxes[0], { series: [{ y: cs.m, color: color(1), markers: true, label: "m" }], lo: mr[0], hi: mr[1], cursor: k,
+          title: "máximo acumulado m = " + fmt(cs.m[k], 3), xlabel: "tesela (desde 0)" });
+        lines(g, boxes[1], { series: [{ y: cs.l, color: color(2), markers: true, label: "l" }], lo: lr[0], hi: lr[1], cursor: k,
+          title: "suma reescalada l = " + fmt(cs.l[k], 3), xlabel: "tesela (desde 0)" });
+        lines(g, boxes[2], { series: outs.concat(finals), lo: orr[0], hi: orr[1], cursor: k,
+          title: "salida acc / l (discontinua: final)", xlabel: "tesela (desde 0)" });
+      }
+    };
+  });
+
   register("vit_patches", function (data, st) {
     if (!data._img) data._img = unpack(data.images);
     var h = data.height, w = data.width, p = st.patch_size, idx = st.image;
