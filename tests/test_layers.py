@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "masking": 1,
     "positional": 1,
     "embeddings": 1,
+    "online_softmax": 1,  # attention tile by tile (chapter 10)
     "transformer": 2,
     "decoding": 2,
     "training": 3,
@@ -33,6 +34,8 @@ LAYERS: dict[str, int] = {
     "vit": 4,
     "language_models": 4,
     "corpus": 4,  # sentences for language models, tokenised with tasks.base.Tokenizer
+    "subwords": 4,  # byte-pair encoding of the corpus (chapter 10)
+    "kv_cache": 4,  # incremental decoding of language_models.LanguageModel
     "rnn": 4,  # the GRU encoder-decoder of chapter 1 and its training (training.train_steps)
     "viz": 5,
     "widgets": 6,
