@@ -199,10 +199,16 @@ def wheel(dist: Path | None = None) -> Path:
     return built
 
 
+def _colab_environ() -> dict[str, str]:
+    """This process's environment without what Colab does not have (the repository on
+    ``PYTHONPATH`` would make pip see this checkout's dldna as installed)."""
+    return {k: v for k, v in os.environ.items() if k not in NOT_IN_COLAB}
+
+
 def _uninstall_dldna(venv: Path) -> None:
     """Back to Colab's image, which has no dldna (a run leaves the last chapter's install)."""
     subprocess.run([str(_python(venv)), "-m", "pip", "uninstall", "--quiet", "--yes", "dldna"],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env=_colab_environ())
 
 
 def would_install(venv: Path, wheel_path: Path) -> list[str]:
@@ -213,7 +219,7 @@ def would_install(venv: Path, wheel_path: Path) -> list[str]:
         report = Path(tmp, "report.json")
         subprocess.run([str(_python(venv)), "-m", "pip", "install", "--dry-run", "--quiet",
                         "--disable-pip-version-check", "--report", str(report), str(wheel_path)],
-                       check=True)
+                       check=True, env=_colab_environ())
         items = json.loads(report.read_text())["install"]
     return [f"{i['metadata']['name']}=={i['metadata']['version']}" for i in items]
 
@@ -354,7 +360,7 @@ def run(venv: Path, device: str, notebooks: list[Path]) -> int:
     target = BUILD / device
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    environ = {k: v for k, v in os.environ.items() if k not in NOT_IN_COLAB}
+    environ = _colab_environ()
     environ["DLDNA_DEVICE"] = device
     environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # ipykernel's debugger notes, noise here
     python = str(_python(venv))
@@ -398,8 +404,7 @@ def _versions(python: str) -> str:
     code = ("import sys, torch, ipywidgets, IPython; print(f'Python {sys.version.split()[0]}, torch "
             "{torch.__version__}, ipywidgets {ipywidgets.__version__}, IPython {IPython.__version__}')")
     return subprocess.run([python, "-c", code], capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if k not in NOT_IN_COLAB}
-                          ).stdout.strip()
+                          env=_colab_environ()).stdout.strip()
 
 
 def main(argv: list[str] | None = None) -> int:
