@@ -42,12 +42,25 @@ __all__ = [
 
 def word_counts(texts: Iterable[str | Sequence[str]]) -> Counter:
     """How often each word occurs in ``texts`` (strings split on whitespace, or lists of words)."""
+    if isinstance(texts, str) or not isinstance(texts, Iterable):
+        raise TypeError("texts debe ser una lista de frases (textos o listas de palabras); "
+                        f"se recibió {type(texts).__name__}: {texts!r}.")
     counts: Counter = Counter()
     for text in texts:
-        counts.update(text.split() if isinstance(text, str) else list(text))
+        counts.update(_words(text, "Cada frase de texts"))
     if not counts:
         raise ValueError("El corpus no tiene ninguna palabra: hace falta al menos una para aprender BPE.")
     return counts
+
+
+def _words(text, name: str) -> list[str]:
+    """A text split on whitespace, or a list of words, as a list of words."""
+    if isinstance(text, str):
+        return text.split()
+    if isinstance(text, (list, tuple)) and all(isinstance(w, str) for w in text):
+        return list(text)
+    raise TypeError(f"{name} debe ser un texto o una lista de palabras; se recibió "
+                    f"{type(text).__name__}: {text!r}.")
 
 
 def _check_counts(counts) -> dict[str, int]:
@@ -134,7 +147,7 @@ def encode_word(word: str, merges: Sequence[tuple[str, str]]) -> list[str]:
 
 def encode(text: str | Sequence[str], merges: Sequence[tuple[str, str]]) -> list[str]:
     """The symbols of every word of ``text`` (split on whitespace), one list."""
-    words = text.split() if isinstance(text, str) else list(text)
+    words = _words(text, "text")
     merges = _check_merges(merges)
     return [symbol for word in words for symbol in encode_word(word, merges)]
 

