@@ -427,6 +427,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", type=Path)
     p.add_argument("device")
     args = parser.parse_args(argv)
+    if getattr(args, "venv", None) is not None:
+        # The chapters run from a temporary folder: a relative path would point nowhere there.
+        args.venv = args.venv.absolute()
     if args.command == "refresh":
         refresh(args.freeze, args.commit, args.date)
     elif args.command == "env":
