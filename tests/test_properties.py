@@ -344,7 +344,8 @@ SPECS: dict[str, Spec] = {
     "dldna.tasks.base.pad_batch": Spec({"seqs": Fixed(lambda: [[3, 4], [5]],
                                                       bad=(None, [], "ab", [[1.5]], [["a"]]))}),
     # --- chapter 10: KV cache, grouped-query attention, online softmax, subwords -------
-    "dldna.attention.repeat_kv": Spec({"x": Floats((2, 2, 3, 4), bool_ok=True, nan_ok=True), "num_heads": Choice((2, 4, 8))}),
+    "dldna.attention.repeat_kv": Spec({"x": Floats((2, 2, 3, 4), bool_ok=True, nan_ok=True),
+                                       "num_heads": Choice((2, 4, 8))}),
     "dldna.kv_cache.cache_bytes": Spec({"n_layers": Int(1, 8), "n_kv_heads": Int(1, 8), "d_head": Int(1, 64),
                                         "length": Int(1, 512)}),
     "dldna.kv_cache.forward_cached": Spec(
