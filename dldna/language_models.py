@@ -341,6 +341,7 @@ def pretrain(ids: Tensor, vocab: int, *, causal: bool, mask_id: int | None = Non
              first_word: int | None = None, recipe: Recipe = RECIPE, seed: int = 0, device=None,
              progress: bool = True, desc: str | None = None,
              mask_fn: Callable[..., tuple[Tensor, Tensor]] | None = None,
+             architecture: Callable[..., nn.Module] | None = None,
              **model_kwargs) -> tuple[LanguageModel, FitResult]:
     """Pre-train a fresh :class:`LanguageModel` on the sentences ``ids`` (``(n, seq)``).
 
@@ -350,7 +351,10 @@ def pretrain(ids: Tensor, vocab: int, *, causal: bool, mask_id: int | None = Non
     ``mask_fn`` replaces :func:`mask_tokens` there (same signature).
     ``seed`` seeds the initialisation (:func:`dldna.runtime.seed_everything`),
     the rows drawn and the corruption; ``model_kwargs`` go to
-    :class:`LanguageModel`. Returns the model, in eval mode, and the
+    :class:`LanguageModel`, or to ``architecture`` (a class called as
+    ``architecture(vocab, causal=causal, **model_kwargs)``, e.g.
+    :class:`dldna.llama.LlamaLM`), which the same data, seed and recipe then
+    train. Returns the model, in eval mode, and the
     :class:`~dldna.training.FitResult`.
     """
     seed = checks.non_negative_int(seed, "seed")
@@ -365,8 +369,13 @@ def pretrain(ids: Tensor, vocab: int, *, causal: bool, mask_id: int | None = Non
         batches = masked_batches(ids, recipe.batch_size, mask_id, first_word, vocab, seed=seed,
                                  mask_fn=mask_fn)
         loss = masked_lm_loss
+    if architecture is None:
+        architecture = LanguageModel
+    elif not callable(architecture):
+        raise TypeError("architecture debe ser una clase de modelo, como dldna.llama.LlamaLM; "
+                        f"se recibió {type(architecture).__name__}.")
     runtime.seed_everything(seed)
-    model = LanguageModel(vocab, causal=causal, **model_kwargs)
+    model = architecture(vocab, causal=causal, **model_kwargs)
     result = fit(model, batches, loss, recipe, device=device, seed=seed, progress=progress,
                  desc=desc or ("GPT" if causal else "BERT"))
     return model, result

@@ -50,6 +50,7 @@ __all__ = [
     "causal_mask",
     "combine",
     "local_window_mask",
+    "receptive_field",
     "strided_mask",
     "fixed_mask",
     "grid_mask",
@@ -218,6 +219,28 @@ def local_window_mask(size: int, window: int, *, causal: bool = False, device=No
     if causal:
         return (d >= 0) & (d < window)
     return d.abs() < window
+
+
+def receptive_field(mask: Tensor, layers: int) -> Tensor:
+    """Which positions can reach each query after ``layers`` stacked attentions with ``mask``.
+
+    ``mask`` ``(size, size)``, ``True`` = may attend. One layer mixes what
+    ``mask`` allows; the next mixes those mixtures, so position ``j`` reaches
+    query ``i`` after two layers when some ``k`` has ``mask[i, k]`` and
+    ``mask[k, j]``: the boolean product of the mask with itself. Returns the
+    ``(size, size)`` boolean matrix after ``layers`` products. With a causal
+    window of ``w`` positions (:func:`local_window_mask`) and every position
+    seeing itself, the field reaches ``layers·(w - 1)`` positions back.
+    """
+    mask = _check_bool_mask(mask)
+    if mask.dim() != 2 or mask.shape[0] != mask.shape[1]:
+        raise ValueError(f"La máscara debe ser cuadrada (size, size); tiene forma {tuple(mask.shape)}.")
+    layers = checks.positive_int(layers, "layers (número de capas)")
+    step = mask.to(torch.float64)
+    field = mask
+    for _ in range(layers - 1):
+        field = (field.to(torch.float64) @ step) > 0
+    return field
 
 
 def strided_mask(size: int, stride: int, *, causal: bool = True, device=None) -> Tensor:

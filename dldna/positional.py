@@ -428,6 +428,44 @@ class ALiBi(nn.Module):
         return (self.slopes[:, None, None] * dist).unsqueeze(0)
 
 
+#: How :class:`RotaryEmbedding` stretches to sequences longer than the training ones
+#: (see :func:`rope_frequencies`).
+ROPE_SCALINGS: tuple[str, ...] = ("linear", "ntk")
+
+
+def _check_rope_scaling(scaling, factor, d_k: int) -> tuple[str | None, float]:
+    if scaling is not None and scaling not in ROPE_SCALINGS:
+        raise ValueError(f"scaling debe ser None, 'linear' (interpolación de posiciones) o 'ntk'; "
+                         f"se recibió {scaling!r}.")
+    factor = checks.positive_number(factor, "factor")
+    if scaling is None and factor != 1.0:
+        raise ValueError(f"factor={factor:g} solo tiene sentido con scaling='linear' o 'ntk'.")
+    if scaling is not None and factor < 1.0:
+        raise ValueError("factor es cuántas veces se alarga el contexto: debe ser ≥ 1; "
+                         f"se recibió {factor:g}.")
+    if scaling == "ntk" and d_k < 4:
+        raise ValueError(f"El escalado NTK necesita d_k ≥ 4 (al menos dos frecuencias); d_k={d_k}.")
+    return scaling, factor
+
+
+def rope_frequencies(d_k: int, base: float = 10000.0, *, scaling: str | None = None,
+                     factor: float = 1.0) -> Tensor:
+    """RoPE's angle per position of each pair, shape ``(d_k/2,)`` (float64).
+
+    * ``scaling=None``: ``θ_i = base^(-2i/d)`` (:func:`frequencies`);
+    * ``"linear"``, position interpolation (Chen et al., 2023): every ``θ_i``
+      divided by ``factor``, so ``factor·L`` positions turn as far as ``L`` did;
+    * ``"ntk"``, NTK-aware scaling (bloc97, 2023): ``base`` multiplied by
+      ``factor^(d/(d-2))``. The fastest pair (``i = 0``) keeps its angle and the
+      slowest is divided by exactly ``factor``; the ones between, by less.
+    """
+    scaling, factor = _check_rope_scaling(scaling, factor, checks.positive_int(d_k, "d_k"))
+    if scaling == "ntk":
+        base = checks.positive_number(base, "base") * factor ** (d_k / (d_k - 2))
+    theta = frequencies(d_k, base)
+    return theta / factor if scaling == "linear" else theta
+
+
 class RotaryEmbedding(nn.Module):
     """Rotary position embedding, RoPE (Su et al., 2024).
 
@@ -443,16 +481,29 @@ class RotaryEmbedding(nn.Module):
     the last ``q_len`` of those positions (so a decoder with a cache of past
     keys stays right). It is the ``rotary`` argument of
     ``MultiHeadAttention``.
+
+    ``scaling`` and ``factor`` stretch the rotation to ``factor`` times the
+    training length (:func:`rope_frequencies`); :meth:`scaled` gives the same
+    module with another scaling.
     """
 
-    def __init__(self, d_k: int, base: float = 10000.0):
+    def __init__(self, d_k: int, base: float = 10000.0, *, scaling: str | None = None,
+                 factor: float = 1.0):
         super().__init__()
         _check_sinusoidal_args(d_k, base)
         self.d_k, self.base = d_k, float(base)
-        self.register_buffer("theta", frequencies(d_k, base).float(), persistent=False)
+        self.scaling, self.factor = _check_rope_scaling(scaling, factor, d_k)
+        self.register_buffer("theta", rope_frequencies(d_k, base, scaling=self.scaling,
+                                                       factor=self.factor).float(), persistent=False)
 
     def extra_repr(self) -> str:
-        return f"d_k={self.d_k}, base={self.base:g}"
+        scaled = "" if self.scaling is None else f", scaling={self.scaling!r}, factor={self.factor:g}"
+        return f"d_k={self.d_k}, base={self.base:g}{scaled}"
+
+    def scaled(self, scaling: str | None, factor: float = 1.0) -> RotaryEmbedding:
+        """The same rotation with another :data:`ROPE_SCALINGS` (for a model already trained):
+        it has no weights, so nothing else changes."""
+        return RotaryEmbedding(self.d_k, self.base, scaling=scaling, factor=factor).to(self.theta.device)
 
     def rotate(self, x: Tensor, offset: int = 0) -> Tensor:
         x = checks.features(x, "x")  # an integer tensor would truncate the cosines and sines

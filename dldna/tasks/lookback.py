@@ -23,7 +23,8 @@ RECIPE = Recipe(steps=200, batch_size=64, lr=3e-3, warmup=1, schedule="constant"
 
 
 def train_probe(scheme: str, recipe: Recipe = RECIPE, *, length: int = 24, lag: int = 3, seed: int = 0,
-                device=None, progress: bool = False, **model_kwargs) -> tuple[PositionProbe, FitResult]:
+                device=None, progress: bool = False, model: PositionProbe | None = None,
+                **model_kwargs) -> tuple[PositionProbe, FitResult]:
     """Train a :class:`~dldna.positional.PositionProbe` on sequences of ``length`` tokens.
 
     The model is initialised after :func:`dldna.runtime.seed_everything` (``seed``) and
@@ -32,12 +33,22 @@ def train_probe(scheme: str, recipe: Recipe = RECIPE, *, length: int = 24, lag: 
     (``max_len`` is ``length``). Trains on ``device`` (default: the book's device)
     with the same recipe on every device. Returns the model, in eval mode, and
     the :class:`~dldna.training.FitResult`.
+
+    ``model``: go on training this probe (a fine-tune, for instance at a longer
+    ``length``) instead of a fresh one; ``scheme`` must be its scheme, and
+    ``model_kwargs`` are not allowed. It is trained in place.
     """
     length = checks.positive_int(length, "length")
     lag = checks.positive_int(lag, "lag")
     seed = checks.non_negative_int(seed, "seed")
-    runtime.seed_everything(seed)
-    model = PositionProbe(scheme, max_len=length, **model_kwargs)
+    if model is None:
+        runtime.seed_everything(seed)
+        model = PositionProbe(scheme, max_len=length, **model_kwargs)
+    elif not isinstance(model, PositionProbe):
+        raise TypeError(f"model debe ser una PositionProbe ya creada; se recibió {type(model).__name__}.")
+    elif model.scheme != scheme or model_kwargs:
+        raise ValueError(f"Para seguir entrenando una sonda, scheme debe ser el suyo ({model.scheme!r}) y no "
+                         f"se pasan medidas del modelo; se recibió {scheme!r} y {sorted(model_kwargs)}.")
     vocab = model.head[-1].out_features
     generator = torch.Generator().manual_seed(seed + 1)
 
