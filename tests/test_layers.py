@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "corpus": 4,  # sentences for language models, tokenised with tasks.base.Tokenizer
     "subwords": 4,  # byte-pair encoding of the corpus (chapter 10)
     "kv_cache": 4,  # incremental decoding of language_models.LanguageModel
+    "llama": 4,  # the Llama block and its map to Hugging Face (chapter 10b)
     "rnn": 4,  # the GRU encoder-decoder of chapter 1 and its training (training.train_steps)
     "viz": 5,
     "widgets": 6,
