@@ -82,6 +82,7 @@ BOOK_KINDS = {
     "masks": ("chapters/04_mascaras.html", ("range", "select")),
     "vit_patches": ("chapters/08_vit.html", ("range", "select")),
     "online_softmax": ("chapters/10_moderno.html", ("range",)),
+    "rope_scaling": ("chapters/10b_llama.html", ("range", "select")),
 }
 
 
@@ -218,4 +219,37 @@ def test_online_softmax_view_steps_through_the_tiles(browser, tmp_path):
     assert "teselas de 4 claves, 3 de 3 leídas" in alts[1]
     assert "teselas de 6 claves, 1 de 2 leídas" in alts[2]  # step 3 does not exist: back to 1
     assert "teselas de 12 claves, 1 de 1 leídas" in alts[3]
+    assert not _js_errors(browser)
+
+
+def test_rope_scaling_view_follows_its_three_controls(browser, tmp_path):
+    """Each control redraws, and the picture's text is the live view's for the same state."""
+    explorer = widgets.rope_scaling_explorer()
+    page = tmp_path / "rope.html"
+    page.write_text(core.standalone_page([explorer]), encoding="utf-8")
+    _js_errors(browser)
+    browser.get(page.as_uri())
+    (root,) = _mounted(browser)
+    scaling = Select(root.find_element(By.CSS_SELECTOR, "select[data-name=scaling]"))
+    d_k = Select(root.find_element(By.CSS_SELECTOR, "select[data-name=d_k]"))
+    factor = root.find_element(By.CSS_SELECTOR, "input[type=range][data-name=factor]")
+    moves = [
+        (lambda: scaling.select_by_visible_text("lineal (PI)"), ("linear", 4, 16)),
+        (lambda: factor.send_keys(Keys.ARROW_RIGHT), ("linear", 8, 16)),
+        (lambda: d_k.select_by_visible_text("64"), ("linear", 8, 64)),
+        (lambda: scaling.select_by_visible_text("NTK"), ("ntk", 8, 64)),
+    ]
+    for move, values in moves:
+        state = dict(zip(("scaling", "factor", "d_k"), values, strict=True))
+        before = _picture(root)
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", root)
+        move()
+        time.sleep(0.1)
+        assert _picture(root) != before, state
+        alt = root.find_element(By.CSS_SELECTOR, "svg").get_attribute("aria-label")
+        assert alt == explorer._alt(state)
+        assert root.find_element(By.CSS_SELECTOR, ".dldna-note").text == explorer._note(state)
+    # The training range is marked: the bracket's words, and the line where it ends.
+    assert "entrenamiento (d < 24)" in root.find_element(By.CSS_SELECTOR, "svg").get_attribute("textContent")
+    assert root.find_elements(By.CSS_SELECTOR, "line.dldna-cursor")
     assert not _js_errors(browser)

@@ -54,6 +54,7 @@ EXPLORERS = {
     "positional": lambda: widgets.positional_explorer(),
     "scaling": lambda: widgets.scaling_explorer(),
     "online_softmax": lambda: widgets.online_softmax_explorer(),
+    "rope_scaling": lambda: widgets.rope_scaling_explorer(),
     "masks": lambda: mask_explorer(),
     "patches": lambda: patch_size_explorer(torch.rand(2, 1, 8, 8, generator=torch.Generator()
                                                       .manual_seed(0)), {1: None, 2: 0.9, 4: 0.8}),
@@ -113,7 +114,8 @@ def test_front_end_takes_its_colours_from_style():
     assert theme["sequential"][0] == style.colormap_lut(style.SEQUENTIAL_CMAP)[0]
     assert f"--dldna-highlight:{style.HIGHLIGHT}" in css
     # One renderer, one way to register a view, for every kind of explorer.
-    for kind in ("attention", "scaling", "positional", "masks", "vit_patches", "online_softmax"):
+    for kind in ("attention", "scaling", "positional", "masks", "vit_patches", "online_softmax",
+                 "rope_scaling"):
         assert f'register("{kind}"' in js
     # No colour typed again in the renderer: every #rrggbb is white or from the theme.
     renderer = core._static("explorer.js")
@@ -151,6 +153,9 @@ def test_static_numbers_are_the_python_numbers():
         ("scaling", "scaled", False),
         ("online_softmax", "step", 3),
         ("online_softmax", "tile", 6),
+        ("rope_scaling", "scaling", "ntk"),
+        ("rope_scaling", "factor", 8),
+        ("rope_scaling", "d_k", 64),
     ],
 )
 def test_live_view_redraws_when_a_control_moves(name, control, value):

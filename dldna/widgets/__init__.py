@@ -7,6 +7,7 @@ it as the last expression of a cell::
     widgets.attention_explorer("el gato come pescado", vectores)
     widgets.positional_explorer(d_model=16, base=10000)
     widgets.scaling_explorer(d_k=64)
+    widgets.rope_scaling_explorer(scaling="ntk", factor=4)
 
 In Jupyter and Colab the controls are ``ipywidgets`` and the matplotlib
 picture is redrawn when they move; in the rendered book (no kernel) a static
@@ -24,6 +25,7 @@ from dldna.widgets.attention import (
 from dldna.widgets.core import ErrorExplorer, Explorer
 from dldna.widgets.online_softmax import online_softmax_explorer
 from dldna.widgets.positional import positional_explorer
+from dldna.widgets.rope_scaling import rope_scaling_explorer
 from dldna.widgets.scaling import scaling_explorer
 
 __all__ = [
@@ -34,5 +36,6 @@ __all__ = [
     "model_attention_explorer",
     "online_softmax_explorer",
     "positional_explorer",
+    "rope_scaling_explorer",
     "scaling_explorer",
 ]

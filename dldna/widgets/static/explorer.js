@@ -215,13 +215,13 @@
   }
 
   /* Horizontal bars, one per row. o: values, maxes (a tick per row, or null), labels (or null),
-   * xmax, highlight (row), title, xlabel, color, ylabel */
+   * xmax, highlight (row), title, xlabel, color, ylabel, tickDigits (2) */
   function hbars(g, box, o) {
     var n = o.values.length, rh = box.h / n, xmax = o.xmax || 1;
     for (var k = 0; k <= 4; k++) {
       var gx = box.x + k / 4 * box.w;
       svgEl("line", { x1: gx, x2: gx, y1: box.y, y2: box.y + box.h, stroke: THEME.rule, "stroke-width": 0.8 }, g);
-      text(g, gx, box.y + box.h + 12, fmt(k / 4 * xmax, 2), { size: 10 });
+      text(g, gx, box.y + box.h + 12, fmt(k / 4 * xmax, o.tickDigits === undefined ? 2 : o.tickDigits), { size: 10 });
     }
     for (var r = 0; r < n; r++) {
       var y = box.y + r * rh + rh * 0.15, w = Math.max(0, Math.min(1, o.values[r] / xmax)) * box.w;
@@ -508,6 +508,79 @@
           title: "suma reescalada l = " + fmt(cs.l[k], 3), xlabel: "tesela (desde 0)" });
         lines(g, boxes[2], { series: outs.concat(finals), lo: orr[0], hi: orr[1], cursor: k,
           title: "salida acc / l (discontinua: final)", xlabel: "tesela (desde 0)" });
+      }
+    };
+  });
+
+  /* An axis from 0 to at least `top` in four round steps: {max, digits} (the decimals of a step). */
+  function quarters(top) {
+    if (!(top > 0)) return { max: 1, digits: 2 };
+    var raw = top / 4, scale = Math.pow(10, Math.floor(Math.log10(raw))), step = 10 * scale;
+    [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8].some(function (m) { if (m * scale >= raw) { step = m * scale; return true; } return false; });
+    var digits = 0;
+    while (digits < 6 && Math.abs(Math.round(step * Math.pow(10, digits)) - step * Math.pow(10, digits)) > 1e-6) digits++;
+    return { max: 4 * step, digits: digits };
+  }
+
+  register("rope_scaling", function (data, st) {
+    var key = data.scalings[st.scaling] + "_" + st.factor + "_" + st.d_k, cs = data.cases[key];
+    if (!cs) throw new Error("combinación no calculada: " + key);
+    var mat = data.matrices[cs.m];
+    if (!mat._v) mat._v = unpack(mat).slice([]);
+    var M = mat._v, rows = cs.pairs, cols = cs.cols, stride = cs.width, L = data.length;
+    var heat = { x: 80, y: 96, w: 520, h: 240 }, cw = heat.w / cols;
+    var boxes = [{ x: 790, y: 116, w: 140, h: 64 }, { x: 790, y: 274, w: 140, h: 64 }];
+    var width = 960, height = 414;
+    var rowLabels = [];
+    for (var i = 0; i < rows; i++) rowLabels.push(String(i));
+    var label = "escalado " + cs.label + ", factor " + st.factor + ", d_k = " + st.d_k + ": " + cols +
+      " posiciones (entrenado con " + L + ")";
+    var note = label + "; par 0 a distancia " + data.near + ": " + fmt(cs.near[1], 1) + "° (al entrenar, " +
+      fmt(cs.near[0], 1) + "°); par " + cs.far_pair + " a distancia " + cs.far_distance + ": " + fmt(cs.far[1], 2) +
+      "° (al entrenar, como mucho " + fmt(cs.far[0], 2) + "°, a distancia " + (L - 1) + ")";
+    var panels = [
+      { values: cs.near, digits: 1, head: "par 0 (el más rápido)", sub: "a distancia " + data.near },
+      { values: cs.far, digits: 2, head: "par " + cs.far_pair + " (el más lento)",
+        sub: "a distancia " + cs.far_distance + " (al entrenar, " + (L - 1) + ")" }
+    ];
+    return {
+      width: width, height: height, note: note + ".",
+      alt: data.alt + " Estado: " + note + ".",
+      draw: function (g) {
+        headline(g, data.title, label);
+        heatmap(g, heat, {
+          rows: rows, cols: cols, value: function (r, c) { return M[r * stride + c]; }, lut: THEME.diverging,
+          vmin: -1, vmax: 1, rowLabels: rowLabels, ylabel: "par i (0: el más rápido)"
+        });
+        cs.ticks.forEach(function (d) {
+          var x = heat.x + (d + 0.5) * cw;
+          svgEl("line", { x1: x, x2: x, y1: heat.y + heat.h, y2: heat.y + heat.h + 4, stroke: THEME.axis }, g);
+          text(g, x, heat.y + heat.h + 14, String(d), { size: 11 });
+        });
+        text(g, heat.x + heat.w / 2, heat.y + heat.h + 34, "distancia d entre consulta y clave", { size: 12 });
+        // The distances met in training, [0, L): a bracket above, a line where they end.
+        var trained = Math.min(L, cols) * cw, by = heat.y - 8;
+        svgEl("polyline", { points: [heat.x, by + 4, heat.x, by, heat.x + trained, by, heat.x + trained, by + 4].join(" "),
+          fill: "none", stroke: THEME.ink, "stroke-width": 1.5 }, g);
+        text(g, heat.x + trained / 2, by - 9, "entrenamiento (d < " + L + ")", { size: 11 });
+        if (L < cols) {
+          svgEl("line", { x1: heat.x + trained, x2: heat.x + trained, y1: heat.y, y2: heat.y + heat.h, stroke: THEME.ink,
+            "stroke-width": 2, "class": "dldna-cursor" }, g);
+        }
+        colorbar(g, { x: heat.x + heat.w + 14, y: heat.y, w: 12, h: heat.h }, THEME.diverging, -1, 1, "cos(d\u00B7\u03B8_i)");
+        panels.forEach(function (p, k) {
+          var box = boxes[k], axis = quarters(1.2 * Math.max(p.values[0], p.values[1]));
+          text(g, box.x + box.w / 2 - 30, box.y - 34, p.head, { size: 12, weight: "bold" });
+          text(g, box.x + box.w / 2 - 30, box.y - 18, p.sub, { size: 11 });
+          hbars(g, box, {
+            values: p.values, labels: ["al entrenar", "ahora"], xmax: axis.max, tickDigits: axis.digits, highlight: 1,
+            color: color(4), xlabel: "ángulo girado (grados)"
+          });
+          p.values.forEach(function (v, r) {
+            text(g, box.x + Math.min(1, v / axis.max) * box.w + 4, box.y + (r + 0.5) * box.h / 2,
+              fmt(v, p.digits) + "\u00B0", { anchor: "start", size: 10 });
+          });
+        });
       }
     };
   });
