@@ -38,9 +38,9 @@ from torch import Tensor
 from dldna import checks
 from dldna.attention import _attend, merge_heads, repeat_kv
 from dldna.language_models import LanguageModel
-from dldna.tasks.base import PAD_ID
+from dldna.tasks.base import BOS_ID, PAD_ID, BenchResult
 
-__all__ = ["KVCache", "cache_bytes", "forward_cached", "greedy_generate", "step_seconds",
+__all__ = ["KVCache", "benchmark", "cache_bytes", "forward_cached", "greedy_generate", "step_seconds",
            "compare_step_seconds"]
 
 
@@ -224,3 +224,31 @@ def compare_step_seconds(model: LanguageModel, ids: Tensor, *, repeats: int = 21
             run()
             best[i] = min(best[i], time.perf_counter() - t0)
     return best[0], best[1]
+
+
+def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
+    """Rows of ``make bench`` for chapter 10: greedy decoding with and without the cache.
+
+    Chapter 9's GPT shape, untrained (time does not depend on the weights),
+    with room for 520 positions, writes 255 tokens after ``<bos>`` (``quick``:
+    8). ``steps`` are tokens, ``steps/s`` tokens per second; the accuracy
+    column is the fraction of tokens equal to those written without the cache
+    (1 when the cache changes nothing).
+    """
+    dev = checks.device(device)
+    tokens = 8 if quick else 255
+    torch.manual_seed(0)
+    model = LanguageModel(75, max_len=520).to(dev).eval()
+    prompt = torch.full((1, 1), BOS_ID, dtype=torch.long, device=dev)
+    written, rows = {}, []
+    for use_cache in (False, True):
+        start = time.perf_counter()
+        written[use_cache] = greedy_generate(model, prompt, tokens, use_cache=use_cache)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        seconds = time.perf_counter() - start
+        same = (written[use_cache] == written[False]).float().mean().item()
+        rows.append(BenchResult(f"decodificación voraz {'con' if use_cache else 'sin'} caché KV",
+                                dev.type, tokens, seconds, same, "pasos = tókenes generados",
+                                tokens / seconds))
+    return rows

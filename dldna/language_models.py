@@ -46,6 +46,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from dldna import checks, corpus, masking, runtime
+from dldna.llama import LlamaLM
 from dldna.tasks.base import BOS_ID, PAD_ID, BenchResult, Tokenizer, pad_batch
 from dldna.training import FitResult, Recipe, fit
 from dldna.transformer import Encoder, InputEmbedding
@@ -536,7 +537,8 @@ def _word_accuracy(model: LanguageModel, inputs: Tensor, labels: Tensor) -> floa
 
 
 def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
-    """Rows of ``make bench`` for chapter 9: its GPT and its BERT, seed 0.
+    """Rows of ``make bench`` for chapters 9 and 10: its GPT and its BERT, seed 0; the GPT with
+    grouped-query (2 key/value heads) and multi-query attention, and the Llama block.
 
     Both train with :data:`RECIPE` on the chapter's 2000 generated sentences
     and are scored on the held-out ones: the GPT by the next word (top-1; the
@@ -553,10 +555,10 @@ def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     mask_id = tok.token_to_id(corpus.MASK)
     rows = []
     gpt, fit_gpt = pretrain(ids, len(tok), causal=True, recipe=recipe, device=dev, progress=False)
-    labels = held[:, 1:].masked_fill(held[:, 1:] == PAD_ID, IGNORE)
+    next_words = held[:, 1:].masked_fill(held[:, 1:] == PAD_ID, IGNORE)
     rows.append(BenchResult(
         "modelo de lenguaje GPT (siguiente palabra)", dev.type, recipe.steps, fit_gpt.wall_s,
-        _word_accuracy(gpt, held[:, :-1], labels),
+        _word_accuracy(gpt, held[:, :-1], next_words),
         f"perplejidad {perplexity(gpt, held):.2f}; "
         f"bigramas {BigramModel(ids, len(tok)).perplexity(held):.2f}",
         fit_gpt.steps_per_s))
@@ -566,4 +568,14 @@ def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
                                  generator=torch.Generator().manual_seed(0))
     rows.append(BenchResult("modelo enmascarado BERT (palabra tapada)", dev.type, recipe.steps,
                             fit_bert.wall_s, _word_accuracy(bert, inputs, labels), "", fit_bert.steps_per_s))
+    # Chapter 10: fewer key/value heads, and the Llama block, on the same data and recipe.
+    variants = (("GPT con GQA(2) (siguiente palabra)", {"num_kv_heads": 2}, "caché 1/2"),
+                ("GPT con MQA (siguiente palabra)", {"num_kv_heads": 1}, "caché 1/4"),
+                ("bloque Llama (siguiente palabra)", {"architecture": LlamaLM}, "RMSNorm, SwiGLU, RoPE"))
+    for name, kwargs, note in variants:
+        model, result = pretrain(ids, len(tok), causal=True, recipe=recipe, device=dev, progress=False,
+                                 **kwargs)
+        rows.append(BenchResult(name, dev.type, recipe.steps, result.wall_s,
+                                _word_accuracy(model, held[:, :-1], next_words),
+                                f"{note}; perplejidad {perplexity(model, held):.2f}", result.steps_per_s))
     return rows

@@ -22,7 +22,8 @@ def load_bench():
 def test_every_task_module_with_a_benchmark_is_found():
     bench = load_bench()
     found = bench.discover()
-    expected = {"copy", "addition", "parsing", "translation", "text_to_text", "language_models", "vit"}
+    expected = {"copy", "addition", "parsing", "translation", "text_to_text", "language_models", "kv_cache",
+                "vit"}
     assert expected <= set(found)
     assert "base" not in found
 
@@ -41,6 +42,18 @@ def test_quick_run_and_table(capsys):
     lines = text.splitlines()
     assert lines[0].split()[:2] == ["tarea", "dispositivo"] and set(lines[1]) <= {"-", " "}
     assert len(lines) == 2 + len(rows)
+
+
+def test_chapter_10_rows():
+    bench = load_bench()
+    rows = bench.run(["kv_cache", "language_models"], device="cpu", quick=True)
+    tasks = [r.task for r in rows]
+    cache = [r for r in rows if r.task.startswith("decodificación voraz")]
+    assert [r.task for r in cache] == ["decodificación voraz sin caché KV", "decodificación voraz con caché KV"]
+    assert all(r.accuracy == 1.0 and r.steps == 8 for r in cache)  # the same tokens either way
+    assert {"GPT con GQA(2) (siguiente palabra)", "GPT con MQA (siguiente palabra)",
+            "bloque Llama (siguiente palabra)"} <= set(tasks)
+    assert all("perplejidad" in r.note for r in rows if "siguiente palabra" in r.task)
 
 
 def test_main_prints_the_table(capsys):
@@ -93,6 +106,6 @@ def test_seconds_to_claim_reads_the_evaluations():
 def test_the_language_models_and_the_vit_have_rows():
     bench = load_bench()
     rows = bench.run(["language_models", "vit"], device="cpu", quick=True)
-    assert [r.task.split()[0] for r in rows] == ["modelo", "modelo", "ViT,"]
+    assert [r.task.split()[0] for r in rows] == ["modelo", "modelo", "GPT", "GPT", "bloque", "ViT,"]
     assert all(r.steps == 5 and 0.0 <= r.accuracy <= 1.0 and r.steps_per_s > 0 for r in rows)
     assert "perplejidad" in rows[0].note and "bigramas" in rows[0].note

@@ -36,7 +36,7 @@ HEADER = ("tarea", "dispositivo", "pasos", "pasos/s", "tiempo (s)", "hasta la me
 
 
 #: Modules outside ``dldna.tasks`` whose ``benchmark()`` joins the table, by their short name.
-OTHER_MODULES = {"language_models": "dldna.language_models", "vit": "dldna.vit"}
+OTHER_MODULES = {"language_models": "dldna.language_models", "kv_cache": "dldna.kv_cache", "vit": "dldna.vit"}
 
 
 def discover(names: list[str] | None = None) -> dict[str, Callable]:

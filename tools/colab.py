@@ -59,7 +59,7 @@ STAMP = ".instalado"
 #: What a reader's kernel touches; the rest of the environment is what these need.
 ROOTS = ["torch", "numpy", "scipy", "matplotlib", "seaborn", "pandas", "scikit-learn", "tqdm",
          "ipywidgets", "ipykernel", "ipython", "traitlets", "jupyter_client", "jupyter_core",
-         "notebook", "nbclient", "nbformat", "tokenizers"]
+         "notebook", "nbclient", "nbformat", "tokenizers", "transformers"]
 #: torch's GPU runtime: whatever the torch wheel asks for (on a CPU they are never loaded,
 #: and Colab's +cu128 build names other ones than PyPI's).
 GPU_RUNTIME = re.compile(r"^(nvidia-.*|triton|cuda-.*)$")
