@@ -26,7 +26,7 @@ Contents, in the order the book meets them:
 Inputs are checked with :mod:`dldna.checks`: float64 tensors, NumPy arrays and
 lists become tensors of the layer's dtype (or the query's), and what cannot be
 used gets a Spanish message. No finite input gives NaN: scores are computed in
-float32 at least, and never as ``inf - inf``.
+float32 at least, and scores too large for their dtype are refused with a message.
 """
 
 from __future__ import annotations
@@ -89,54 +89,20 @@ def _dim(dim, t: Tensor) -> int:
     return dim
 
 
-def _softmax(scores: Tensor, dim: int, temperature: float, factors: tuple[Tensor, ...] = ()) -> Tensor:
-    """:func:`softmax` of ``scores · Π factors`` on a checked floating tensor (no dtype change).
-
-    The ``factors`` (see :func:`_scores`) multiply the differences to the
-    maximum, which are ≤ 0: a product too large for the dtype becomes
-    ``-inf`` (weight 0), never ``inf - inf``.
-    """
+def _softmax(scores: Tensor, dim: int, temperature: float) -> Tensor:
+    """:func:`softmax` on a checked floating tensor (no dtype change)."""
     info = torch.finfo(scores.dtype)
     # A temperature beyond the dtype's range would give 0/0 or inf/inf.
     temperature = min(max(temperature, info.tiny), info.max)
     peak = scores.amax(dim=dim, keepdim=True)
     finite_peak = torch.where(torch.isfinite(peak), peak, torch.zeros_like(peak))
-    shifted = scores - finite_peak
-    for factor in factors:
-        shifted = shifted * factor
-    shifted = shifted / temperature
+    shifted = (scores - finite_peak) / temperature
     # Peak +inf: only the +inf entries keep weight (inf - inf would be NaN).
     shifted = torch.where(torch.isposinf(peak), torch.where(scores == peak, 0.0, -math.inf), shifted)
     exps = torch.exp(shifted)
     total = exps.sum(dim=dim, keepdim=True)
     # Peak -inf: every exp is 0 and the slice stays zeros.
     return exps / torch.where(total > 0, total, torch.ones_like(total))
-
-
-def _power_of_two_below(x: Tensor, limit: int = 50) -> Tensor:
-    """``2^e`` with ``e ≥ 0`` the least that brings ``max |x|`` below ``2^limit`` (1 for ordinary x).
-
-    Dividing by a power of two is exact in floating point, so an ordinary
-    input is not changed by a single bit.
-    """
-    peak = x.detach().abs().amax()
-    exponent = (torch.frexp(peak).exponent - limit).clamp_min(0)
-    return torch.ldexp(torch.ones_like(peak), exponent)
-
-
-def _scores(query: Tensor, key: Tensor, scale: float) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-    """``Q Kᵀ · scale`` in float32 or wider, as ``(scores, factors)``: the true scores are
-    ``scores · fq · fk``.
-
-    Huge finite vectors make products that overflow, and ``+inf`` plus
-    ``-inf`` inside one dot product is NaN. So ``Q`` and ``K`` are divided by
-    powers of two ``fq``, ``fk`` that bring them below ``2^50``, and the
-    factors are applied inside the softmax, to differences (see
-    :func:`_softmax`). Ordinary inputs have ``fq = fk = 1``: not one bit changes.
-    """
-    q, k = _wide(query), _wide(key)
-    fq, fk = _power_of_two_below(q), _power_of_two_below(k)
-    return (q / fq) @ (k / fk).transpose(-2, -1) * scale, (fq, fk)
 
 
 def attention_weights(
@@ -152,9 +118,10 @@ def attention_weights(
     Same arguments and checks as :func:`scaled_dot_product_attention`, without
     the values; returns ``(..., q_len, k_len)``.
     """
-    query, key, _, mask, scale, temperature, bias = _check_attention(
-        query, key, None, mask, scale, temperature, bias)
-    return _weights(query, key, mask, scale, temperature, bias)
+    query = checks.features(query, "query", finite=True)
+    key = checks.features(key, "key", like=query, finite=True)
+    no_values = key.new_empty(key.shape[:-1] + (0,))  # the weights do not depend on V
+    return scaled_dot_product_attention(query, key, no_values, mask, scale, temperature, bias)[1]
 
 
 def scaled_dot_product_attention(
@@ -185,31 +152,33 @@ def scaled_dot_product_attention(
 
     Inputs: key and value are converted to the dtype of the query (float64
     from ``torch.from_numpy``, NumPy arrays and lists are fine); float16 and
-    bfloat16 are computed in float32 and returned in their own dtype.
+    bfloat16 are computed in float32 and returned in their own dtype. Scores
+    too large for that dtype (inputs near ``1e20`` in float32) are refused
+    with a message, rather than turned into NaN.
     """
     query, key, value, mask, scale, temperature, bias = _check_attention(
         query, key, value, mask, scale, temperature, bias)
-    return _attend(query, key, value, mask, scale, temperature, bias)
-
-
-def _weights(query, key, mask, scale, temperature, bias) -> Tensor:
-    scores, (fq, fk) = _scores(query, key, scale)
+    scores = _wide(query) @ _wide(key).transpose(-2, -1) * scale  # (..., q_len, k_len)
     if bias is not None:
-        scores = scores + bias / fq / fk
+        scores = scores + bias
+    _check_scores(scores)
     if mask is not None:
-        scores = masking.masked_scores(scores, mask)
-    return _softmax(scores, -1, temperature, (fq, fk))
-
-
-def _attend(query, key, value, mask, scale, temperature=1.0, bias=None, dropout=None):
-    """The computation itself, on checked tensors; ``dropout`` (a module) acts on the weights.
-
-    One product of the weights by V: the weights returned are those before dropout.
-    """
-    weights = _weights(query, key, mask, scale, temperature, bias)
-    mixed = weights if dropout is None else dropout(weights)
-    output = mixed @ value.to(weights.dtype)
+        scores = scores.masked_fill(~mask, -math.inf)
+    weights = _softmax(scores, -1, temperature)
+    output = weights @ value.to(weights.dtype)
     return output.to(value.dtype), weights.to(query.dtype)
+
+
+def _check_scores(scores: Tensor) -> None:
+    """Refuse scores that overflowed their dtype (``inf``, or NaN from ``inf - inf`` inside one
+    dot product). Read on the CPU, outside autograd, as :func:`dldna.checks.features` does."""
+    if scores.device.type == "cpu" and scores.grad_fn is None and not torch.isfinite(scores).all():
+        big = torch.finfo(scores.dtype).max
+        raise ValueError(
+            f"Las puntuaciones Q·Kᵀ no caben en {scores.dtype} (máximo ≈ {big:.1e}): las consultas o "
+            "las claves son demasiado grandes. Normalízalas (por ejemplo, divídelas por su norma) "
+            "o calcula en float64."
+        )
 
 
 def _check_attention(query, key, value, mask, scale, temperature, bias):
@@ -588,7 +557,7 @@ class SelfAttention(nn.Module):
         if mask is not None:
             mask = checks.mask(mask, (*x.shape[:-1], x.shape[-2]), device=x.device)
         q, k, v = self.query(x), self.key(x), self.value(x)
-        return _attend(q, k, v, mask, self._scale)
+        return scaled_dot_product_attention(q, k, v, mask, self._scale)
 
 
 # ---------------------------------------------------------------------------
@@ -711,8 +680,8 @@ def _check_inputs(layer: nn.Module, query, key, value) -> tuple[Tensor, Tensor, 
 
 def _fused(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias: Tensor | None,
            dropout: float) -> Tensor:
-    """PyTorch's fused kernel, ``F.scaled_dot_product_attention``: the numbers of :func:`_attend`
-    without the ``(batch, heads, q, k)`` weights in memory.
+    """PyTorch's fused kernel, ``F.scaled_dot_product_attention``: the numbers of
+    :func:`scaled_dot_product_attention` without the ``(batch, heads, q, k)`` weights in memory.
 
     Its boolean ``attn_mask`` has our convention (``True`` = takes part); a
     float one is added to the scores, which is how ``bias`` goes in.
@@ -845,7 +814,9 @@ class MultiHeadAttention(torch.nn.Module):
         if not need_weights:
             p = self.dropout.p if self.training else 0.0
             return self.out_proj(merge_heads(_fused(q, k, v, mask, bias, p))), None
-        heads, weights = _attend(q, k, v, mask, 1.0 / math.sqrt(self.d_k), bias=bias, dropout=self.dropout)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, 1.0 / math.sqrt(self.d_k), bias=bias)
+        if self.training and self.dropout.p > 0:  # dropout acts on the weights; they are returned without it
+            heads = self.dropout(weights) @ v
         return self.out_proj(merge_heads(heads)), weights
 
     @torch.no_grad()
@@ -948,5 +919,5 @@ class CollaborativeAttention(torch.nn.Module):
         q = self.q_proj(query)[:, None] * self.mixing[None, :, None, :]  # (b, h, q, D)
         k = self.k_proj(key)[:, None]  # (b, 1, k, D): shared by every head
         v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = _attend(q, k, v, mask, self.scale)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, self.scale)
         return self.out_proj(merge_heads(heads)), weights

@@ -49,7 +49,8 @@ def test_chapter_10_rows():
     rows = bench.run(["kv_cache", "language_models"], device="cpu", quick=True)
     tasks = [r.task for r in rows]
     cache = [r for r in rows if r.task.startswith("decodificación voraz")]
-    assert [r.task for r in cache] == ["decodificación voraz sin caché KV", "decodificación voraz con caché KV"]
+    assert [r.task for r in cache] == ["decodificación voraz sin caché KV",
+                                       "decodificación voraz con caché KV"]
     assert all(r.accuracy == 1.0 and r.steps == 8 for r in cache)  # the same tokens either way
     assert {"GPT con GQA(2) (siguiente palabra)", "GPT con MQA (siguiente palabra)",
             "bloque Llama (siguiente palabra)"} <= set(tasks)
