@@ -51,7 +51,7 @@ def draw() -> Figure:
     ax.axis("off")
     mid = 2.6
     box(ax, 0.9, mid, 1.3, 0.9, "tókenes", "x_1 … x_n", SKY)
-    box(ax, 2.6, mid, 1.4, 0.9, "embedding", "e_i (√d · e_i)", SKY)
+    box(ax, 2.6, mid, 1.4, 0.9, "incrustación", "e_i (√d · e_i)", SKY)
     arrow(ax, (1.55, mid), (1.9, mid))
     ax.text(3.75, mid, "+", ha="center", va="center", fontsize=18, fontweight="bold")
     arrow(ax, (3.3, mid), (3.6, mid))
