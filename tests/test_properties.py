@@ -23,7 +23,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 import random
+import tempfile
+from pathlib import Path
 
 import matplotlib
 import pytest
@@ -105,6 +108,57 @@ def _no_grad(fn):
     return run
 
 
+@functools.cache
+def _tmp() -> Path:
+    return Path(tempfile.mkdtemp(prefix="dldna-props-"))
+
+
+def _in_tmp(name):
+    return _tmp() / name if isinstance(name, str) and name.strip() else name
+
+
+@functools.cache
+def _checkpoint_file() -> str:
+    return str(training.save_checkpoint(_model(), _tmp() / "modelo.pt", extra={"paso": 1}))
+
+
+#: "Build it inside the call" (a model and its optimizer must be made together).
+_OWN = object()
+
+
+def _linear() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Linear(3, 1)
+
+
+def _xy():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(8, 3, generator=g), torch.randn(8, 1, generator=g)
+
+
+def _mse(model, batch):
+    x, y = batch
+    return torch.nn.functional.mse_loss(model(x), y)
+
+
+def _recipe() -> training.Recipe:
+    return training.Recipe(steps=2, batch_size=8, lr=0.01, warmup=1, eval_every=1)
+
+
+def _train_steps(model, optimizer, **kw):
+    model = _linear() if model is _OWN else model
+    if optimizer is _OWN:
+        optimizer = torch.optim.SGD(model.parameters() if isinstance(model, torch.nn.Module)
+                                    else _linear().parameters(), lr=0.01)
+    return training.train_steps(model, optimizer=optimizer, **kw)
+
+
+def _layers_with_grads():
+    layers = [_linear(), torch.nn.Linear(1, 2)]
+    sum(layer(torch.ones(1, 3 if i == 0 else 1)).sum() for i, layer in enumerate(layers)).backward()
+    return layers
+
+
 TEMPERATURE = Num(0, None, open_lo=True, typical=(0.05, 20.0))
 PROBABILITY = Num(0, 1)
 NOT_A_MODULE = (None, "modelo", 3)
@@ -137,6 +191,10 @@ SPECS: dict[str, Spec] = {
     "dldna.checks.device": Spec({"value": Fixed(lambda: "cpu", bad=(3, "gpu", "cpu:x", ["cpu"]))}),
     "dldna.checks.device_of": Spec({"module": Fixed(lambda: torch.nn.Linear(2, 2), bad=NOT_A_MODULE)}),
     "dldna.checks.dtype_of": Spec({"module": Fixed(lambda: torch.nn.Linear(2, 2), bad=NOT_A_MODULE)}),
+    "dldna.checks.module": Spec({"value": Fixed(lambda: torch.nn.Linear(2, 2), bad=NOT_A_MODULE),
+                                 "name": Fixed(lambda: "model")}),
+    "dldna.checks.function": Spec({"value": Fixed(lambda: len, bad=(None, "f", 3)),
+                                   "name": Fixed(lambda: "fn")}),
     # --- fmt ---------------------------------------------------------------------
     "dldna.fmt.integer": Spec({"value": Fixed(lambda: 1050624, bad=("12", None, 2.5, float("nan"), True))}),
     "dldna.fmt.number": Spec({"value": Num(typical=(-1e6, 1e6)), "decimals": Int(0, 4)}),
@@ -386,6 +444,58 @@ SPECS: dict[str, Spec] = {
     "dldna.widgets.online_softmax.online_softmax_explorer": Spec(
         {"tile": Choice((2, 3, 4)), "tiles": Fixed(lambda: (2, 4), bad=(None, ["x"], "4", [0]))},
         explorer=True, slow=True),
+    # --- training: recipe, loops, optimisers, checkpoints ------------------------------
+    "dldna.training.Recipe": Spec(
+        {"steps": Int(2, 50), "batch_size": Int(1, 64), "lr": Num(0, None, open_lo=True, typical=(1e-5, 1.0)),
+         "warmup": Int(1, 1), "schedule": Choice(training.SCHEDULES), "smoothing": PROBABILITY,
+         "grad_clip": Fixed(lambda: 1.0, bad=(0, -1.0, "1", math.nan, math.inf, True)),
+         "eval_every": Int(0, 10), "eval_size": Int(1, 300), "weight_decay": Num(0, None, typical=(0, 1))}),
+    "dldna.training.fit": Spec(
+        {"model": Fixed(_linear, bad=NOT_A_MODULE),
+         "batches": Fixed(_xy, bad=(None, 3)),
+         "loss_fn": Fixed(lambda: _mse, bad=(None, "mse", 3)),
+         "recipe": Fixed(_recipe, bad=(None, "receta", {"steps": 2})),
+         "seed": SEED, "progress": Fixed(lambda: False, bad=("no", 0, None)),
+         "snapshots": Fixed(lambda: (1,), bad=(None, "1", [0], [1.5], [5], 3)),
+         "evaluate": Fixed(lambda: None, bad=("exactitud", 3, lambda m: "x", lambda m: math.nan))},
+        call=lambda **kw: training.fit(**kw, device="cpu"), slow=True),
+    "dldna.training.train_steps": Spec(
+        {"model": Fixed(lambda: _OWN, bad=NOT_A_MODULE), "batches": Fixed(_xy, bad=(None, 3)),
+         "optimizer": Fixed(lambda: _OWN, bad=(None, "adam", 3)), "steps": Int(0, 3),
+         "loss_fn": Fixed(lambda: _mse, bad=(None, "mse")),
+         "scheduler": Fixed(lambda: None, bad=("noam", 3)),
+         "grad_clip": Fixed(lambda: None, bad=(0, -1.0, "1", math.nan)),
+         "on_step": Fixed(lambda: None, bad=("x", 3)), "read_every": Int(1, 5)},
+        call=lambda model, optimizer, **kw: _train_steps(model, optimizer, **kw)),
+    "dldna.training.layer_gradient_norms": Spec(
+        {"layers": Fixed(_layers_with_grads, bad=(None, 3, "capa", [None], [torch.ones(2)]))}),
+    "dldna.training.noam_scheduler": Spec(
+        {"optimizer": Fixed(lambda: torch.optim.Adam(_linear().parameters(), lr=1.0), bad=(None, "adam", 3)),
+         "d_model": Int(1, 512), "warmup": Int(1, 4000),
+         "factor": Num(0, None, open_lo=True, typical=(0.01, 10.0))},
+        call=lambda **kw: training.noam_scheduler(**kw).get_last_lr()),
+    "dldna.training.noam_optimizer": Spec(
+        {"params": Fixed(lambda: _linear().parameters(), bad=(None, 3, "pesos", [], [1, 2], torch.ones(2))),
+         "d_model": Int(1, 512), "warmup": Int(1, 4000),
+         "factor": Num(0, None, open_lo=True, typical=(0.01, 10.0))},
+        call=lambda **kw: training.noam_optimizer(**kw)[1].get_last_lr()),
+    "dldna.training.seq2seq_loss": Spec(
+        {"model": Fixed(_model, bad=NOT_A_MODULE), "src": Ids((2, 4), 10),
+         "tgt": Fixed(lambda: torch.tensor([[1, 4, 5, 2], [1, 6, 2, 0]]),
+                      bad=(None, "hola", torch.tensor([[1], [1]]), torch.tensor([1, 4, 2]),
+                           torch.tensor([[1, 4, 10], [1, 2, 0]]), torch.tensor([[1.0, 4.5, 2.0]]))),
+         "pad_id": Int(0, 0), "smoothing": PROBABILITY},
+        call=_no_grad(training.seq2seq_loss)),
+    "dldna.training.save_checkpoint": Spec(
+        {"model": Fixed(_model, bad=(None, "modelo", torch.nn.Linear(2, 2))),
+         "path": Fixed(lambda: "punto.pt", bad=(None, 3, "", ["a.pt"])),
+         "extra": Fixed(lambda: {"exactitud": 0.5}, bad=("x", 3, ["a"]))},
+        call=lambda path, **kw: training.save_checkpoint(path=_in_tmp(path), **kw).exists()),
+    "dldna.training.load_checkpoint": Spec(
+        {"path": Fixed(lambda: _checkpoint_file(), bad=(None, 3, "", ["a.pt"])),
+         "model": Fixed(lambda: None, bad=("modelo", 3, torch.nn.Linear(2, 2))),
+         "device": Fixed(lambda: "cpu", bad=(3, "gpu"))},
+        call=lambda **kw: training.load_checkpoint(**kw)[1]),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -444,9 +554,6 @@ PENDING = {
     "dldna.tasks.translation.attention_record", "dldna.tasks.translation.benchmark",
     "dldna.tasks.translation.parse_spanish", "dldna.tasks.translation.setup",
     "dldna.tasks.translation.train_translation", "dldna.tasks.translation.translate",
-    "dldna.training.Recipe", "dldna.training.fit", "dldna.training.layer_gradient_norms",
-    "dldna.training.load_checkpoint", "dldna.training.noam_optimizer", "dldna.training.noam_scheduler",
-    "dldna.training.save_checkpoint", "dldna.training.seq2seq_loss", "dldna.training.train_steps",
     "dldna.transformer.DeepStack", "dldna.transformer.InputEmbedding",
     "dldna.transformer.PositionalEncoding",
     "dldna.transformer.TransformerConfig",
