@@ -49,6 +49,7 @@ __all__ = [
     "device_of",
     "module",
     "function",
+    "rng",
     "dtype_of",
     "as_tensor",
     "features",
@@ -231,6 +232,16 @@ def function(value, name: str, what: str = "una función"):
     """``value`` if it can be called (``what`` says what the function maps, in Spanish)."""
     if not callable(value):
         raise TypeError(f"{name} debe ser {what}; se recibió {_shown(value)}.")
+    return value
+
+
+def rng(value, name: str = "rng"):
+    """``value`` if it is a ``random.Random`` (the generator a task draws its examples from)."""
+    import random
+
+    if not isinstance(value, random.Random):
+        raise TypeError(f"{name} debe ser un generador random.Random, p. ej. random.Random(0); "
+                        f"se recibió {_shown(value)}.")
     return value
 
 

@@ -20,6 +20,7 @@ Profiles (``tests/conftest.py``): ``make`` (default) and ``HYPOTHESIS_PROFILE=de
 
 from __future__ import annotations
 
+import copy as copy_module
 import dataclasses
 import functools
 import inspect
@@ -56,6 +57,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from dldna import attention as A  # noqa: E402
 from dldna import (  # noqa: E402,E501  # noqa: E402
     checks,
+    corpus,
     decoding,
     embeddings,
     kv_cache,
@@ -63,11 +65,12 @@ from dldna import (  # noqa: E402,E501  # noqa: E402
     masking,
     online_softmax,
     positional,
+    rnn,
     training,
     transformer,
     vit,
 )
-from dldna.tasks import addition, copy, parsing  # noqa: E402
+from dldna.tasks import addition, base, copy, lookback, parsing, text_to_text, translation  # noqa: E402
 from dldna.viz import online_softmax as viz_online  # noqa: E402
 
 # ---------------------------------------------------------------------------
@@ -159,6 +162,61 @@ def _layers_with_grads():
     return layers
 
 
+def _small_transformer(src_vocab: int, tgt_vocab: int, **kw) -> transformer.Transformer:
+    torch.manual_seed(0)
+    cfg = transformer.TransformerConfig(src_vocab, tgt_vocab, d_model=8, n_heads=2, n_encoder_layers=1,
+                                        n_decoder_layers=1, d_ff=16, dropout=0.0, max_len=16, **kw)
+    return transformer.Transformer(cfg).eval()
+
+
+@functools.cache
+def _sum_model() -> transformer.Transformer:
+    """A tiny untrained model for the sums of one digit (14 source and 13 target ids)."""
+    return _small_transformer(14, 13)
+
+
+@functools.cache
+def _translation_model() -> transformer.Transformer:
+    task = translation.TranslationTask()
+    return _small_transformer(len(task.src_tokenizer), len(task.tgt_tokenizer))
+
+
+def _sums(n: int = 4) -> list:
+    return addition.AdditionTask(1).examples(n, random.Random(0))
+
+
+def _tiny_recipe(**kw) -> training.Recipe:
+    return training.Recipe(**{"steps": 2, "batch_size": 4, "lr": 1e-3, "warmup": 1, "eval_every": 1,
+                              "eval_size": 4, **kw})
+
+
+def _order_runs(seeds=(0, 1)) -> list:
+    def run(seed, reverse, accuracy):
+        evaluation = base.EvalResult(accuracy, 0, 1, [], [])
+        return addition.OrderRun(seed, addition.AdditionTask(1, reverse), None, evaluation, None)
+    return [run(s, r, 0.5 + 0.1 * r * (s % 2)) for s in seeds for r in (True, False)]
+
+
+NOT_A_TASK = (None, "suma", 3)
+NOT_A_RECIPE = ("receta", 3, {"steps": 2})
+
+
+def _record_tree(recorder) -> list:
+    """The best path that ``recorder`` saw in a beam search of one sentence."""
+    decoding.beam_search(_model(), torch.tensor([[3, 4, 5]]), recorder.tree.beam_width, 3, 1, 2,
+                         observer=recorder)
+    return recorder.tree.best_path
+
+
+@functools.cache
+def _digits_cached():
+    return vit.load_digits_split()
+
+
+def _digits():
+    return _digits_cached().subset(50)
+
+
 TEMPERATURE = Num(0, None, open_lo=True, typical=(0.05, 20.0))
 PROBABILITY = Num(0, 1)
 NOT_A_MODULE = (None, "modelo", 3)
@@ -193,6 +251,8 @@ SPECS: dict[str, Spec] = {
     "dldna.checks.dtype_of": Spec({"module": Fixed(lambda: torch.nn.Linear(2, 2), bad=NOT_A_MODULE)}),
     "dldna.checks.module": Spec({"value": Fixed(lambda: torch.nn.Linear(2, 2), bad=NOT_A_MODULE),
                                  "name": Fixed(lambda: "model")}),
+    "dldna.checks.rng": Spec({"value": Fixed(lambda: random.Random(0), bad=(None, 0, "semilla")),
+                              "name": Fixed(lambda: "rng")}),
     "dldna.checks.function": Spec({"value": Fixed(lambda: len, bad=(None, "f", 3)),
                                    "name": Fixed(lambda: "fn")}),
     # --- fmt ---------------------------------------------------------------------
@@ -496,6 +556,244 @@ SPECS: dict[str, Spec] = {
          "model": Fixed(lambda: None, bad=("modelo", 3, torch.nn.Linear(2, 2))),
          "device": Fixed(lambda: "cpu", bad=(3, "gpu"))},
         call=lambda **kw: training.load_checkpoint(**kw)[1]),
+    # --- tasks: tokenizer, batches, evaluation, training on a task ----------------------
+    "dldna.tasks.base.Tokenizer": Spec(
+        {"tokens": Fixed(lambda: ["a", "b", "c"], bad=(None, 3, "abca", [1, 2], ["a", "a"], ["<pad>"], [""],
+                                                       {"a": 1})),
+         "separator": Choice((" ", "")), "unk": Bool(), "text": Fixed(lambda: "a b", bad=(None, 3))},
+        call=lambda tokens, separator, unk, text: base.Tokenizer(tokens, separator=separator, unk=unk).encode(
+            text)),
+    "dldna.tasks.base.Task": Spec(
+        {"n": Int(1, 20), "seed": SEED, "rng": Fixed(lambda: random.Random(0), bad=(None, 3, 0))},
+        call=lambda n, seed, rng: (lambda t: (t.test_set(n, seed), t.batch(n, rng),
+                                              t.sampler(n, seed)(0))[1:])(addition.AdditionTask(2))),
+    "dldna.tasks.base.make_batch": Spec({"pairs": Fixed(lambda: [([3, 4], [5]), ([6], [7, 8])],
+                                                        bad=(None, "ab", [(1, 2)], [([1],)], [([3.5], [4])],
+                                                             [([3], ["a"])], []))}),
+    "dldna.tasks.base.exact_match": Spec(
+        {"task": Fixed(lambda: addition.AdditionTask(1), bad=NOT_A_TASK),
+         "decode_fn": Fixed(lambda: base.greedy_decoder(_sum_model(), 3),
+                            bad=(None, 3, lambda src: "x", lambda src: None, lambda src: src[:1],
+                                 lambda src: torch.full((len(src), 2), 99))),
+         "examples": Fixed(_sums, bad=(None, [], "ejemplos", [3])), "batch_size": Int(1, 10)}, slow=True),
+    "dldna.tasks.base.greedy_decoder": Spec(
+        {"model": Fixed(_model, bad=NOT_A_MODULE), "max_len": Int(1, 6), "src": Ids((2, 4), 10)},
+        call=lambda model, max_len, src: base.greedy_decoder(model, max_len)(src)),
+    "dldna.tasks.base.train": Spec(
+        {"model": Fixed(_sum_model, bad=NOT_A_MODULE),
+         "task": Fixed(lambda: addition.AdditionTask(1), bad=NOT_A_TASK),
+         "recipe": Fixed(_tiny_recipe, bad=(None, *NOT_A_RECIPE)), "seed": SEED,
+         "progress": Fixed(lambda: False, bad=("no", 0)),
+         "snapshots": Fixed(lambda: (1,), bad=(None, [0], "1"))},
+        call=lambda model, **kw: base.train(copy_module.deepcopy(model), **kw, device="cpu"), slow=True),
+    "dldna.tasks.base.benchmark_task": Spec(
+        {"task": Fixed(lambda: addition.AdditionTask(1), bad=NOT_A_TASK),
+         "config": Fixed(lambda: _sum_model().config, bad=(None, "config", {"d_model": 8})),
+         "recipe": Fixed(_tiny_recipe, bad=(None, *NOT_A_RECIPE)),
+         "quick": Fixed(lambda: True, bad=("no", 1)),
+         "test_size": Int(1, 20), "seed": SEED,
+         "claim": Fixed(lambda: None, bad=("0.9", 1.5, math.nan, -0.1)),
+         "note": Fixed(lambda: "", bad=(None, 3))},
+        call=lambda **kw: base.benchmark_task(**kw, device="cpu"), run_valid=False),
+    "dldna.tasks.addition.setup": Spec({"task": Fixed(lambda: addition.AdditionTask(2),
+                                                      bad=("suma", 3, translation.TranslationTask()))}),
+    "dldna.tasks.addition.units_first_wins": Spec(
+        {"runs": Fixed(_order_runs, bad=(None, 3, "x", [], [3], _order_runs()[:1]))}),
+    "dldna.tasks.addition.compare_orders": Spec(
+        {"seeds": Fixed(lambda: (0,), bad=(None, "0", [0.5], [-1], [], 0)), "digits": Int(1, 9),
+         "config": Fixed(lambda: None, bad=("config", 3)), "recipe": Fixed(lambda: None, bad=NOT_A_RECIPE),
+         "test_size": Int(1, 10), "progress": Fixed(lambda: False, bad=("no", 1)),
+         "device": Fixed(lambda: "cpu", bad=(3, "gpu"))}, run_valid=False),
+    "dldna.tasks.addition.benchmark": Spec({"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
+                                            "quick": Fixed(lambda: True, bad=("no", 1, None))},
+                                           run_valid=False),
+    "dldna.tasks.lookback.train_probe": Spec(
+        {"scheme": Fixed(lambda: "sinusoidal", bad=(None, 3, "nada")),
+         "recipe": Fixed(lambda: _tiny_recipe(schedule="constant", eval_every=0), bad=(None, *NOT_A_RECIPE)),
+         "length": Int(6, 10), "lag": Int(1, 3), "seed": SEED,
+         "progress": Fixed(lambda: False, bad=("no", 1))},
+        call=lambda **kw: lookback.train_probe(**kw, device="cpu", d_model=8, layers=1)[1].history,
+        slow=True),
+    "dldna.tasks.text_to_text.Echo": Spec(
+        {"task": Fixed(translation.TranslationTask, bad=(None, "x", addition.AdditionTask()))},
+        call=lambda task: text_to_text.Echo(task).sample(random.Random(0))),
+    "dldna.tasks.text_to_text.TextToTextTask": Spec(
+        {"tasks": Fixed(text_to_text.chapter_tasks,
+                        bad=(None, {}, [], "traduce:", {"a b": translation.TranslationTask()},
+                             {"traduce:": "x"}, {"gato": translation.TranslationTask()})),
+         "weights": Fixed(lambda: (1.0, 2.0), bad=("1", ["x", 1], [0, 1], [1.0], [math.nan, 1], 3))},
+        call=lambda **kw: text_to_text.TextToTextTask(**kw).sample(random.Random(0))),
+    "dldna.tasks.text_to_text.chapter_tasks": Spec(),
+    "dldna.tasks.text_to_text.setup": Spec(
+        {"task": Fixed(lambda: text_to_text.TextToTextTask(text_to_text.chapter_tasks()),
+                       bad=(None, "x", translation.TranslationTask()))}),
+    "dldna.tasks.text_to_text.train_text_to_text": Spec(
+        {"tasks": Fixed(lambda: None, bad=("x", {}, 3)), "seed": SEED,
+         "recipe": Fixed(lambda: None, bad=NOT_A_RECIPE),
+         "test_size": Int(1, 10), "progress": Fixed(lambda: False, bad=("no", 1)),
+         "device": Fixed(lambda: "cpu", bad=(3, "gpu"))}, run_valid=False),
+    "dldna.tasks.text_to_text.benchmark": Spec({"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
+                                                "quick": Fixed(lambda: True, bad=("no", 1, None))},
+                                               run_valid=False),
+    "dldna.tasks.translation.TranslationTask": Spec(
+        {"adjective_p": PROBABILITY, "transitive_p": PROBABILITY, "negation_p": PROBABILITY},
+        call=lambda **kw: translation.TranslationTask(**kw).sample(random.Random(0))),
+    "dldna.tasks.translation.parse_spanish": Spec(
+        {"text": Fixed(lambda: "el gato negro ve al perro",
+                       bad=(None, 3, "", "gato el", ["el", 3], "el gato comen", "hola"))},
+        call=lambda text: translation.parse_spanish(text).english()),
+    "dldna.tasks.translation.translate": Spec(
+        {"text": Fixed(lambda: ["los", "perros", "no", "duermen"], bad=(None, 3, "", [], ("el",), 2.5))}),
+    "dldna.tasks.translation.setup": Spec({"task": Fixed(translation.TranslationTask,
+                                                         bad=("x", 3, addition.AdditionTask()))}),
+    "dldna.tasks.translation.attention_record": Spec(
+        {"model": Fixed(_translation_model, bad=(*NOT_A_MODULE, torch.nn.Linear(2, 2))),
+         "task": Fixed(translation.TranslationTask, bad=(*NOT_A_TASK, addition.AdditionTask())),
+         "spanish": Fixed(lambda: "el gato come", bad=(None, 3, "el dragón come", [3])),
+         "english": Fixed(lambda: None, bad=(3, "the dragon eats", [3]))}),
+    "dldna.tasks.translation.alignment_accuracy": Spec(
+        {"model": Fixed(_translation_model, bad=(*NOT_A_MODULE, torch.nn.Linear(2, 2))),
+         "task": Fixed(translation.TranslationTask, bad=NOT_A_TASK),
+         "examples": Fixed(lambda: translation.TranslationTask().examples(3, random.Random(0)),
+                           bad=(None, [], "ejemplos", [3]))}),
+    "dldna.tasks.translation.train_translation": Spec(
+        {"recipe": Fixed(lambda: None, bad=NOT_A_RECIPE), "seed": SEED, "held_out": Int(1, 10),
+         "progress": Fixed(lambda: False, bad=("no", 1)), "device": Fixed(lambda: "cpu", bad=(3, "gpu")),
+         "snapshots": Fixed(lambda: (), bad=(None, [0], "1"))}, run_valid=False),
+    "dldna.tasks.translation.benchmark": Spec({"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
+                                               "quick": Fixed(lambda: True, bad=("no", 1, None))},
+                                              run_valid=False),
+    # --- corpus, embeddings ------------------------------------------------------------
+    "dldna.corpus.sentence": Spec({"rng": Fixed(lambda: random.Random(0), bad=(None, 0, "semilla")),
+                                   "kind": Fixed(lambda: "ocio", bad=("banco", 3, ["ocio"]))},
+                                  call=lambda **kw: corpus.sentence(**kw).words),
+    "dldna.corpus.generate": Spec({"n": Int(1, 20), "seed": SEED,
+                                   "kinds": Fixed(lambda: ("ocio", "dinero"), bad=("ocio", [], ["x"], 3))},
+                                  call=lambda **kw: [s.words for s in corpus.generate(**kw)]),
+    "dldna.corpus.split_held_out": Spec(
+        {"train": Fixed(lambda: corpus.generate(5), bad=(None, "frases", [["ana", "va"]])),
+         "candidates": Fixed(lambda: corpus.generate(5, seed=1), bad=(None, 3, ["ana va"]))},
+        call=lambda **kw: [s.words for s in corpus.split_held_out(**kw)]),
+    "dldna.corpus.with_word_at": Spec(
+        {"sentences": Fixed(lambda: corpus.generate(10), bad=(None, "frases", [3])),
+         "word": Text(examples=("banco", "ana")), "index": Int(0, 8)},
+        call=lambda **kw: [s.words for s in corpus.with_word_at(**kw)]),
+    "dldna.corpus.tokenizer": Spec(call=lambda: len(corpus.tokenizer())),
+    "dldna.embeddings.Vocabulary": Spec(
+        {"sentences": Fixed(lambda: [["el", "gato"], ["el", "perro"]],
+                            bad=(None, "el gato", [["el", 3]], [], ["el gato"])),
+         "word": Fixed(lambda: "gato", bad=(None, 3, ["gato"], "dragón"))},
+        call=lambda sentences, word: embeddings.Vocabulary.from_sentences(sentences).index(word)),
+    "dldna.embeddings.one_hot": Spec(
+        {"words": Fixed(lambda: ["el", "gato"], bad=("gato", None, [], [3], ["dragón"])),
+         "vocab": Fixed(lambda: embeddings.Vocabulary.from_sentences([["el", "gato"]]),
+                        bad=(None, {"el": 0}, 3))}),
+    "dldna.embeddings.skipgram_pairs": Spec(
+        {"sentences": Fixed(lambda: [["el", "gato", "come"]],
+                            bad=(None, "el gato", [["el"]], [["dragón", "el"]])),
+         "vocab": Fixed(lambda: embeddings.Vocabulary.from_sentences([["el", "gato", "come"]]),
+                        bad=(None, 3)),
+         "window": Int(1, 4)}),
+    "dldna.embeddings.SkipGramNegativeSampling": Spec(
+        {"vocab_size": Int(5, 20), "dim": Int(1, 8), "center": Ids((4,), 5), "context": Ids((4,), 5),
+         "negatives": Ids((4, 3), 5)},
+        call=_no_grad(lambda vocab_size, dim, **kw: embeddings.SkipGramNegativeSampling(vocab_size, dim)(
+            **kw))),
+    "dldna.embeddings.Word2VecConfig": Spec(
+        {"dim": Int(1, 64), "window": Int(1, 8), "negatives": Int(1, 10), "epochs": Int(1, 8),
+         "batch_size": Int(1, 1024), "lr": Num(0, None, open_lo=True, typical=(1e-4, 1.0)),
+         "n_sentences": Int(1, 10**4)}),
+    "dldna.embeddings.WordVectors": Spec(
+        {"vocab": Fixed(lambda: embeddings.Vocabulary(["el", "gato", "perro"], [3, 2, 1]),
+                        bad=(None, ["el"])),
+         "vectors": Floats((3, 4), extra_invalid=(torch.ones(2, 4), torch.full((3, 4), math.inf))),
+         "query": Fixed(lambda: "gato", bad=(None, 3, "dragón", torch.ones(5), [math.nan] * 4, ["gato"])),
+         "k": Int(1, 3), "exclude": Fixed(lambda: ("el",), bad=("el", [3], ["dragón"]))},
+        call=lambda vocab, vectors, query, k, exclude: embeddings.WordVectors(vocab, vectors).nearest(
+            query, k, exclude)),
+    "dldna.embeddings.train_word2vec": Spec(
+        {"sentences": Fixed(lambda: [["el", "gato", "come"], ["el", "perro", "come"]],
+                            bad=("el gato", [["el", 3]], 3, [["el"]])),
+         "config": Fixed(lambda: embeddings.Word2VecConfig(dim=4, epochs=1, batch_size=4),
+                         bad=("x", 3, {"dim": 4})),
+         "seed": SEED, "device": Fixed(lambda: "cpu", bad=(3, "gpu"))},
+        call=lambda **kw: embeddings.train_word2vec(**kw).vectors, slow=True),
+    # --- decoding: step functions and observers of beam search ---------------------------
+    "dldna.decoding.model_step": Spec(
+        {"model": Fixed(_model, bad=(*NOT_A_MODULE, torch.nn.Linear(2, 2))), "src": Ids((2, 4), 10)},
+        call=_no_grad(lambda model, src: decoding.model_step(model, src)(torch.ones(2, 1, dtype=torch.long),
+                                                                          torch.arange(2)))),
+    "dldna.decoding.BeamObserver": Spec(
+        {"observer": Fixed(decoding.BeamObserver, bad=("observador", 3, decoding.BeamTree(2))),
+         "src": Ids((1, 4), 10)},
+        call=lambda observer, src: decoding.beam_search(_model(), src, 2, 3, 1, 2, observer=observer).tokens),
+    "dldna.decoding.TreeRecorder": Spec(
+        {"row": Int(0, 0), "beam_width": Int(1, 3), "bos_id": Int(1, 1, refuse_below=False)},
+        call=lambda row, beam_width, bos_id: _record_tree(decoding.TreeRecorder(row, beam_width, bos_id))),
+    # --- vit: models, data, training, probes -----------------------------------------------
+    "dldna.vit.unpatchify": Spec(
+        {"patches": Floats((2, 16, 4)), "patch_size": Choice((2,)), "height": Choice((8,)),
+         "width": Fixed(lambda: None, bad=("8", 7, 8.0, 0))},
+        call=lambda **kw: vit.unpatchify(**kw), check=lambda images: tuple(images.shape) == (2, 1, 8, 8)),
+    "dldna.vit.TinyCNN": Spec(
+        {"channels": Int(1, 8), "n_classes": Int(2, 10), "dropout": Num(0, 1, typical=(0, 0.9)),
+         "images": Floats((2, 1, 8, 8), extra_invalid=(torch.ones(2, 1, 6, 6), torch.ones(2, 3, 8, 8)))},
+        call=_no_grad(lambda images, **kw: vit.TinyCNN(**kw).eval()(images))),
+    "dldna.vit.MLP": Spec(
+        {"hidden": Int(1, 16), "n_classes": Int(2, 10), "dropout": Num(0, 1, typical=(0, 0.9)),
+         "images": Floats((2, 1, 8, 8), extra_invalid=(torch.ones(2, 1, 6, 6),))},
+        call=_no_grad(lambda images, **kw: vit.MLP(**kw).eval()(images))),
+    "dldna.vit.ViTConfig": Spec(
+        {"image_size": Choice((8,)), "patch_size": Choice((1, 2, 4, 8)), "n_classes": Int(2, 10),
+         "d_model": Choice((8, 16)), "n_heads": Choice((1, 2, 4)), "n_layers": Int(0, 3), "d_ff": Int(1, 64),
+         "dropout": Num(0, 1, open_hi=True, typical=(0, 0.9)), "norm_first": Bool(),
+         "activation": Choice(("gelu", "relu")), "patch_embedding": Choice(("linear", "conv"))}),
+    "dldna.vit.VisionTransformer": Spec(
+        {"config": Fixed(lambda: vit.ViTConfig(d_model=8, n_heads=2, n_layers=1, d_ff=16),
+                         bad=("vit", 3, {"d_model": 8})),
+         "images": Floats((2, 1, 8, 8), extra_invalid=(torch.ones(2, 1, 6, 6), torch.ones(2, 3, 8, 8)))},
+        call=_no_grad(lambda config, images: vit.VisionTransformer(config).eval()(images))),
+    "dldna.vit.accuracy": Spec(
+        {"model": Fixed(lambda: vit.MLP(hidden=4).eval(), bad=NOT_A_MODULE),
+         "images": Floats((6, 1, 8, 8)),
+         "labels": Fixed(lambda: torch.tensor([0, 1, 2, 3, 4, 5]),
+                         bad=(torch.tensor([0, 1, 2]), torch.tensor([0, 1, 2, 3, 4, 10]),
+                              torch.tensor([0.5] * 6), "etiquetas", None, torch.tensor([-1] * 6))),
+         "batch_size": Int(1, 8)}),
+    "dldna.vit.load_digits_split": Spec(
+        {"test_size": Num(0, 1, open_lo=True, open_hi=True, typical=(0.1, 0.9)), "seed": SEED},
+        call=lambda **kw: repr(vit.load_digits_split(**kw)), slow=True),
+    "dldna.vit.fit": Spec(
+        {"model": Fixed(lambda: vit.MLP(hidden=4), bad=NOT_A_MODULE),
+         "data": Fixed(_digits, bad=(None, "dígitos", (torch.ones(4, 1, 8, 8), torch.zeros(4)))),
+         "recipe": Fixed(lambda: training.Recipe(steps=2, batch_size=16, lr=1e-3, warmup=1),
+                         bad=(None, "receta", 3)),
+         "seed": SEED, "progress": Fixed(lambda: False, bad=("no", 1)),
+         "device": Fixed(lambda: "cpu", bad=(3, "gpu"))},
+        call=lambda **kw: vit.fit(**kw).history, slow=True),
+    "dldna.vit.neighbour_agreement": Spec(
+        {"similarity": Floats((3, 3, 3, 3), extra_invalid=(torch.ones(2, 3, 3, 3), torch.ones(1, 1, 1, 1)))}),
+    # --- rnn, masking ------------------------------------------------------------------
+    "dldna.rnn.GRUSeq2Seq": Spec(
+        {"hidden": Choice((2, 4, 8)), "attention": Bool(), "src": Ids((2, 5), 11), "tgt_in": Ids((2, 3), 11)},
+        call=_no_grad(lambda hidden, attention, src, tgt_in: (
+            lambda m: (m(src, tgt_in)[0], m.generate(src, 3)[0]))(rnn.GRUSeq2Seq(hidden, attention)))),
+    "dldna.rnn.reversal_batch": Spec({"batch_size": Int(1, 8), "length": Int(1, 8),
+                                      "rng": Fixed(lambda: random.Random(0), bad=(None, 0, "semilla"))}),
+    "dldna.rnn.train_reversal": Spec(
+        {"attention": Bool(), "lengths": Fixed(lambda: (2, 3), bad=(None, "23", [], [0], [2.5])),
+         "hidden": Choice((4,)), "steps": Int(1, 2), "batch_size": Int(1, 4),
+         "lr": Num(0, None, open_lo=True, typical=(1e-4, 0.1)), "seed": SEED, "test_size": Int(1, 4)},
+        call=lambda **kw: rnn.train_reversal(**kw).accuracy, slow=True),
+    "dldna.masking.combine": Spec(
+        {"a": Fixed(lambda: masking.causal_mask(3),  # None is a valid entry: no mask
+                    bad=("causal", torch.ones(3, 3), torch.ones(3, 3, dtype=torch.long))),
+         "b": Fixed(lambda: masking.padding_mask([2, 3], 3), bad=(torch.ones(2, 1, 1, 4, dtype=torch.bool),)),
+         "c": Fixed(lambda: None, bad=(torch.ones(4, 4, dtype=torch.bool), "causal", torch.ones(3, 3)))},
+        call=lambda a, b, c: masking.combine(a, b, c)),
+    "dldna.masking.padding_mask": Spec(
+        {"lengths": Ids((3,), 6, lo=1), "max_len": Fixed(lambda: 5, bad=("5", 2.5, 0, -1, None)),
+         "queries": Bool(), "side": Choice(("right", "left"))}),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -508,6 +806,9 @@ RETURNED = {
     "dldna.tasks.translation.GrammarError", "dldna.tasks.translation.TranslationRun",
     "dldna.training.CheckpointError", "dldna.training.FitResult", "dldna.training.History",
     "dldna.vit.DigitsSplit", "dldna.kv_cache.KVCache", "dldna.online_softmax.OnlineResult",
+    # made by make_batch; what parse_spanish returns and the lexicon it is built of
+    "dldna.tasks.base.Batch", "dldna.tasks.translation.Sentence", "dldna.tasks.translation.NounPhrase",
+    "dldna.tasks.translation.Noun", "dldna.tasks.translation.Adjective", "dldna.tasks.translation.Verb",
 }
 
 #: Public names without a spec yet (issue 29, to do). This list may only shrink.
@@ -516,12 +817,7 @@ PENDING = {
     "dldna.attention.AdditiveScore", "dldna.attention.BilinearScore",
     "dldna.attention.CollaborativeAttention", "dldna.attention.DotScore",
     "dldna.attention.ScaledDotScore", "dldna.attention.entropy", "dldna.attention.is_convex_combination",
-    "dldna.corpus.generate", "dldna.corpus.sentence", "dldna.corpus.split_held_out",
-    "dldna.corpus.tokenizer", "dldna.corpus.with_word_at", "dldna.cpu.pin_cpu_kernels",
-    "dldna.decoding.BeamObserver", "dldna.decoding.TreeRecorder", "dldna.decoding.model_step",
-    "dldna.embeddings.SkipGramNegativeSampling", "dldna.embeddings.Vocabulary",
-    "dldna.embeddings.Word2VecConfig", "dldna.embeddings.WordVectors", "dldna.embeddings.one_hot",
-    "dldna.embeddings.skipgram_pairs", "dldna.embeddings.train_word2vec",
+    "dldna.cpu.pin_cpu_kernels",
     "dldna.language_models.BigramModel", "dldna.language_models.LanguageModel",
     "dldna.language_models.SequenceClassifier", "dldna.language_models.accuracy",
     "dldna.language_models.benchmark", "dldna.language_models.causal_lm_loss",
@@ -532,35 +828,17 @@ PENDING = {
     "dldna.language_models.pretrain", "dldna.language_models.prompt_step",
     "dldna.language_models.sense_similarities", "dldna.language_models.sentence_batches",
     "dldna.language_models.span_corrupt", "dldna.language_models.span_restore",
-    "dldna.language_models.uniform_perplexity", "dldna.masking.combine",
-    "dldna.masking.padding_mask",
+    "dldna.language_models.uniform_perplexity",
     "dldna.positional.LearnedPositionalEncoding", "dldna.positional.PositionProbe",
     "dldna.positional.ShawRelativePosition",
     "dldna.positional.T5RelativeBias",
     "dldna.positional.lag_attention", "dldna.positional.probe_accuracy",
-    "dldna.positional.shaw_attention", "dldna.positional.t5_buckets", "dldna.rnn.GRUSeq2Seq",
-    "dldna.rnn.reversal_batch", "dldna.rnn.train_reversal", "dldna.tasks.addition.benchmark",
-    "dldna.tasks.addition.compare_orders", "dldna.tasks.addition.setup",
-    "dldna.tasks.addition.units_first_wins", "dldna.tasks.base.Batch", "dldna.tasks.base.Task",
-    "dldna.tasks.base.Tokenizer", "dldna.tasks.base.benchmark_task", "dldna.tasks.base.exact_match",
-    "dldna.tasks.base.greedy_decoder", "dldna.tasks.base.make_batch",
-    "dldna.tasks.base.train", "dldna.tasks.lookback.train_probe", "dldna.tasks.text_to_text.Echo",
-    "dldna.tasks.text_to_text.TextToTextTask", "dldna.tasks.text_to_text.benchmark",
-    "dldna.tasks.text_to_text.chapter_tasks", "dldna.tasks.text_to_text.setup",
-    "dldna.tasks.text_to_text.train_text_to_text", "dldna.tasks.translation.Adjective",
-    "dldna.tasks.translation.Noun", "dldna.tasks.translation.NounPhrase",
-    "dldna.tasks.translation.Sentence", "dldna.tasks.translation.TranslationTask",
-    "dldna.tasks.translation.Verb", "dldna.tasks.translation.alignment_accuracy",
-    "dldna.tasks.translation.attention_record", "dldna.tasks.translation.benchmark",
-    "dldna.tasks.translation.parse_spanish", "dldna.tasks.translation.setup",
-    "dldna.tasks.translation.train_translation", "dldna.tasks.translation.translate",
+    "dldna.positional.shaw_attention", "dldna.positional.t5_buckets",
     "dldna.transformer.DeepStack", "dldna.transformer.InputEmbedding",
     "dldna.transformer.PositionalEncoding",
     "dldna.transformer.TransformerConfig",
-    "dldna.transformer.trace_shapes", "dldna.vit.MLP", "dldna.vit.TinyCNN",
-    "dldna.vit.ViTConfig", "dldna.vit.VisionTransformer", "dldna.vit.accuracy", "dldna.vit.fit",
-    "dldna.vit.load_digits_split", "dldna.vit.neighbour_agreement",
-    "dldna.vit.unpatchify", "dldna.viz.attention.as_mask",
+    "dldna.transformer.trace_shapes",
+    "dldna.viz.attention.as_mask",
     "dldna.viz.attention.as_matrix", "dldna.viz.attention.attention_heatmap",
     "dldna.viz.attention.attention_panel", "dldna.viz.attention.attention_row_bars",
     "dldna.viz.attention.entropy_bars", "dldna.viz.attention.max_entropy",
