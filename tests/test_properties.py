@@ -71,7 +71,19 @@ from dldna import (  # noqa: E402,E501  # noqa: E402
     vit,
 )
 from dldna.tasks import addition, base, copy, lookback, parsing, text_to_text, translation  # noqa: E402
+from dldna.viz import attention as viz_attention  # noqa: E402
+from dldna.viz import diagrams as viz_diagrams  # noqa: E402
+from dldna.viz import heatmap as viz_heatmap  # noqa: E402
 from dldna.viz import online_softmax as viz_online  # noqa: E402
+from dldna.viz import positional as viz_positional  # noqa: E402
+from dldna.viz import style  # noqa: E402
+from dldna.widgets import attention as widgets_attention  # noqa: E402
+from dldna.widgets import core as widgets_core  # noqa: E402
+from dldna.widgets import masking as widgets_masking  # noqa: E402
+from dldna.widgets import online_softmax as widgets_online  # noqa: E402
+from dldna.widgets import positional as widgets_positional  # noqa: E402
+from dldna.widgets import scaling as widgets_scaling  # noqa: E402
+from dldna.widgets import vit as widgets_vit  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # Small fixtures, built once
@@ -217,6 +229,54 @@ def _digits():
     return _digits_cached().subset(50)
 
 
+def _figure_of(explorer, state: dict):
+    """What the live view draws when its controls hold ``state`` (a Spanish error: its message)."""
+    fig = explorer.figure(**state)
+    plt.close(fig)
+    return explorer._alt({**explorer._initial_state(), **state})
+
+
+def _attention_maps() -> dict:
+    g = torch.Generator().manual_seed(0)
+    weights = torch.softmax(torch.randn(2, 2, 3, 3, generator=g), -1)
+    return {"encoder": widgets_attention.AttentionMaps(weights, ["el", "gato", "come"]),
+            "cross": widgets_attention.AttentionMaps(weights, ["the", "cat", "eats"], ["el", "gato", "come"],
+                                                     caption="pesos de prueba", query=1)}
+
+
+@functools.cache
+def _model_explorer():
+    return widgets_attention.model_attention_explorer(_attention_maps(), temperatures=(0.5, 1.0))
+
+
+@functools.cache
+def _mask_explorer():
+    return widgets_masking.mask_explorer(8, lengths=(4, 8), pads=(0, 1), widths=(2, 3))
+
+
+@functools.cache
+def _online_explorer():
+    return widgets_online.online_softmax_explorer(2, tiles=(2, 4))
+
+
+@functools.cache
+def _positional_explorer():
+    return widgets_positional.positional_explorer(16, 10000.0, n_positions=12, d_models=(8, 16))
+
+
+@functools.cache
+def _scaling_explorer():
+    return widgets_scaling.scaling_explorer(4, d_ks=(4, 16))
+
+
+@functools.cache
+def _patch_explorer():
+    images = torch.rand(2, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+    return widgets_vit.patch_size_explorer(images, {2: 0.9, 4: None}, labels=["un 0", "un 1"])
+
+
+#: One 8×8 grey image ((1, 8, 8) and (1, 1, 8, 8) are read as one too).
+IMAGE = Floats((8, 8), nonneg=True, any_rank=True, extra_invalid=(torch.ones(2, 8, 8),))
 TEMPERATURE = Num(0, None, open_lo=True, typical=(0.05, 20.0))
 PROBABILITY = Num(0, 1)
 NOT_A_MODULE = (None, "modelo", 3)
@@ -423,19 +483,30 @@ SPECS: dict[str, Spec] = {
     "dldna.viz.decoding.beam_tree_layout": Spec({"tree": Fixed(_tree, bad=(None, decoding.BeamTree(2)))}),
     # --- explorers: bad input gives an explorer with a Spanish message --------------
     "dldna.widgets.attention.attention_explorer": Spec(
-        {"sentence": Fixed(lambda: "el gato come pescado", bad=(None, "", 3)),
+        {"sentence": Fixed(lambda: "el gato come pescado", bad=(None, "", 3, ["el", 3])),
          "vectors": Fixed(lambda: torch.randn(4, 6, generator=torch.Generator().manual_seed(0)),
-                          bad=("vectores", None)),
-         "temperatures": Fixed(lambda: (0.5, 1.0), bad=(["x"], None, [0], "1"))},
+                          bad=("vectores", None, torch.ones(3, 6), [[1.0, math.nan]] * 4)),
+         "temperatures": Fixed(lambda: (0.5, 1.0), bad=(["x"], None, [0], "1")),
+         "mask": Fixed(lambda: None, bad=("causal", torch.ones(4, 4), torch.ones(3, 3, dtype=torch.bool))),
+         "temperature": TEMPERATURE, "query": Int(0, 3, refuse_above=True), "title": Text()},
         explorer=True, slow=True),
     "dldna.widgets.masking.mask_explorer": Spec(
-        {"n": Int(2, 12), "pad": Int(0, 1), "lengths": Fixed(lambda: (4, 8), bad=(None, ["x"], "48"))},
+        {"n": Int(2, 12), "pad": Int(0, 1), "lengths": Fixed(lambda: (4, 8), bad=(None, ["x"], "48")),
+         "pattern": Choice(tuple(widgets_masking.PATTERNS)), "width": Int(1, 3),
+         "pads": Fixed(lambda: (0, 1), bad=(None, ["x"], [-1], "01")),
+         "widths": Fixed(lambda: (2, 3), bad=(None, [0], "23")), "seed": SEED, "title": Text()},
         explorer=True, slow=True),
     "dldna.widgets.positional.positional_explorer": Spec(
         {"d_model": Choice((8, 16)), "bases": Fixed(lambda: (100.0, 10000.0), bad=(None, ["x"], [0.5])),
-         "d_models": Fixed(lambda: (8,), bad=(None, ["x"], "8"))}, explorer=True, slow=True),
+         "d_models": Fixed(lambda: (8,), bad=(None, ["x"], "8")),
+         "base": Num(1, None, open_lo=True, typical=(2.0, 1e5)),
+         "pairs": Fixed(lambda: None, bad=("01", [1.5], [99], [], ["0"])),
+         "cursor": Int(0, 11, refuse_above=True), "n_positions": Int(12, 24),
+         "kinds": Fixed(lambda: ("sinusoidal",), bad=(None, "sinusoidal", ["nada"], [])), "title": Text()},
+        explorer=True, slow=True),
     "dldna.widgets.scaling.scaling_explorer": Spec(
-        {"d_k": Choice((4, 16)), "d_ks": Fixed(lambda: (4, 16), bad=(None, ["x"], [0], "4"))},
+        {"d_k": Choice((4, 16)), "d_ks": Fixed(lambda: (4, 16), bad=(None, ["x"], [0], "4")),
+         "scaled": Bool(), "n_queries": Int(1, 4), "n_keys": Int(1, 8), "seed": SEED, "title": Text()},
         explorer=True, slow=True),
     # --- more layers and helpers ------------------------------------------------------
     "dldna.transformer.TokenEmbedding": Spec(
@@ -502,7 +573,8 @@ SPECS: dict[str, Spec] = {
          "step": Int(1, 3)}, call=lambda **kw: plt.close(viz_online.online_softmax_panel(**kw)) or True,
         slow=True),
     "dldna.widgets.online_softmax.online_softmax_explorer": Spec(
-        {"tile": Choice((2, 3, 4)), "tiles": Fixed(lambda: (2, 4), bad=(None, ["x"], "4", [0]))},
+        {"tile": Choice((2, 3, 4)), "tiles": Fixed(lambda: (2, 4), bad=(None, ["x"], "4", [0])),
+         "n_keys": Int(4, 12), "d_v": Int(1, 3), "seed": SEED, "title": Text()},
         explorer=True, slow=True),
     # --- training: recipe, loops, optimisers, checkpoints ------------------------------
     "dldna.training.Recipe": Spec(
@@ -794,6 +866,323 @@ SPECS: dict[str, Spec] = {
     "dldna.masking.padding_mask": Spec(
         {"lengths": Ids((3,), 6, lo=1), "max_len": Fixed(lambda: 5, bad=("5", 2.5, 0, -1, None)),
          "queries": Bool(), "side": Choice(("right", "left"))}),
+    # --- explorers: the classes (a control moved to a bad value: a Spanish message in place of
+    # the picture, the message of figure(**state)) and their helpers --------------------------
+    "dldna.widgets.attention.AttentionExplorer": Spec(
+        {"kind": Int(0, 1, refuse_above=True), "layer": Int(0, 1, refuse_above=True),
+         "head": Int(0, 1, refuse_above=True), "query": Int(0, 2, refuse_above=True),
+         "temperature": Fixed(lambda: 1.0, bad=("x", None, 3.0, [1.0], math.nan))},
+        call=lambda **state: _figure_of(_model_explorer(), state)),
+    "dldna.widgets.attention.AttentionMaps": Spec(
+        {"weights": Floats((2, 3, 3), nonneg=True, forms=("float32", "list"),
+                           extra_invalid=(torch.ones(3, 4), torch.ones(5))),
+         "q_tokens": Fixed(lambda: ["a", "b", "c"], bad=(None, 3, ["a", "b"], [1, 2, 3])),
+         "k_tokens": Fixed(lambda: None, bad=(3, ["a"])),
+         "mask": Fixed(lambda: None, bad=("causal", torch.ones(3, 3))),
+         "caption": Fixed(lambda: "gato 0.9", bad=(3, "", ["x"])),
+         "query": Fixed(lambda: None, bad=(3, -1, "1", 1.5))},
+        call=lambda **kw: widgets_attention.model_attention_explorer(
+            {"encoder": widgets_attention.AttentionMaps(**kw)}), explorer=True, slow=True),
+    "dldna.widgets.attention.model_attention_explorer": Spec(
+        {"maps": Fixed(_attention_maps, bad=(
+            None, {}, "mapas", {"encoder": "x"},
+            {"encoder": widgets_attention.AttentionMaps(torch.ones(3, 3), ["a"])})),
+         "temperatures": Fixed(lambda: (0.5, 1.0), bad=(["x"], None, [0], "1")), "temperature": TEMPERATURE,
+         "kind": Fixed(lambda: None, bad=("nada", 3)), "layer": Int(0, 1, refuse_above=True),
+         "head": Int(0, 1, refuse_above=True), "query": Fixed(lambda: None, bad=(5, -1, "0", 1.5)),
+         "title": Text(), "kind_label": Text()},
+        explorer=True, slow=True),
+    "dldna.widgets.masking.MaskExplorer": Spec(
+        {"n": Int(2, 12, refuse_above=True), "pattern": Choice(tuple(widgets_masking.PATTERNS)),
+         "pad": Int(0, 1, refuse_below=True), "width": Int(1, 3)},
+        call=lambda **state: _figure_of(_mask_explorer(), state)),
+    "dldna.widgets.masking.build_mask": Spec(
+        {"pattern": Choice(tuple(widgets_masking.PATTERNS)), "n": Int(2, 12, refuse_above=True),
+         "pad": Int(0, 1), "width": Int(1, 4)}),
+    "dldna.widgets.masking.weights_for": Spec(
+        {"mask": Fixed(lambda: masking.causal_mask(5),
+                       bad=(None, "causal", torch.ones(5, 5), torch.ones(3, 4, dtype=torch.bool),
+                            torch.ones(13, 13, dtype=torch.bool))), "seed": SEED}),
+    "dldna.widgets.online_softmax.OnlineSoftmaxExplorer": Spec(
+        {"tile": Choice((2, 4)), "step": Int(1, 6)},
+        call=lambda **state: _figure_of(_online_explorer(), state)),
+    "dldna.widgets.positional.PositionalExplorer": Spec(
+        {"d_model": Choice((8, 16)), "base": Num(1, None, open_lo=True, typical=(2.0, 1e5)),
+         "pairs": Fixed(lambda: (0, 1), bad=(None, "01", [1.5], [99], [], ["0"])),
+         "cursor": Int(0, 11, refuse_above=True)},
+        call=lambda **state: _figure_of(_positional_explorer(), state), slow=True),
+    "dldna.widgets.positional.default_pairs": Spec(
+        {"d_model": Fixed(lambda: 16, bad=("16", 15, 0, 16.0, None))}),
+    "dldna.widgets.scaling.ScalingExplorer": Spec(
+        {"d_k": Choice((4, 16)), "scaled": Bool()},
+        call=lambda **state: _figure_of(_scaling_explorer(), state)),
+    "dldna.widgets.vit.PatchSizeExplorer": Spec(
+        {"patch_size": Choice((2, 4)), "image": Int(0, 1, refuse_above=True)},
+        call=lambda **state: _figure_of(_patch_explorer(), state)),
+    "dldna.widgets.vit.patch_table": Spec(
+        {"accuracies": Fixed(lambda: {2: 0.9, 4: None}, bad=(
+            None, {}, [2, 4], {2: 1.5}, {2: "0.9"}, {"2": 0.9}, {3: 0.5}, {2: math.nan})),
+         "image_size": Choice((8,)), "d_model": Int(1, 64), "d_ff": Int(1, 128), "n_layers": Int(1, 4)}),
+    "dldna.widgets.vit.patch_size_explorer": Spec(
+        {"images": Floats((2, 1, 8, 8), nonneg=True, forms=("float32", "list"),
+                          extra_invalid=(torch.ones(0, 8, 8), torch.ones(2, 8))),
+         "accuracies": Fixed(lambda: {2: 0.9, 4: None}, bad=(None, {}, {2: 1.5}, {3: 0.5})),
+         "labels": Fixed(lambda: ["un 0", "un 1"], bad=("ab", ["a"], 3)),
+         "patch_size": Choice((2, 4)), "title": Text()},
+        explorer=True, slow=True),
+    # --- explorers' machinery -------------------------------------------------------------
+    "dldna.widgets.core.reader_message": Spec({"err": Fixed(lambda: ValueError("n debe ser positivo."),
+                                                            bad=(None, "error", 3))}),
+    "dldna.widgets.core.front_end": Spec(call=lambda: sorted(widgets_core.front_end())),
+    "dldna.widgets.core.standalone_page": Spec(
+        {"parts": Fixed(lambda: [_scaling_explorer()], bad=(None, 3, "x", ["x"])), "title": Text()}),
+    "dldna.widgets.core.pack": Spec(
+        {"values": Floats((3, 4), forms=("float32", "list"), extra_invalid=(torch.ones(0),)),
+         "bits": Choice((8, 16)), "lo": Fixed(lambda: None, bad=("0", math.nan)),
+         "hi": Fixed(lambda: None, bad=("1", math.inf))}),
+    "dldna.widgets.core.unpack": Spec(
+        {"packed": Fixed(lambda: widgets_core.pack([[0.0, 1.0]]), bad=(None, {}, "x", [1, 2]))}),
+    "dldna.widgets.core.rounded": Spec({"values": Floats((3,), forms=("float32", "list"), any_rank=True),
+                                        "ndigits": Int(0, 6)}),
+    "dldna.widgets.core.canonical_json": Spec(
+        {"payload": Fixed(lambda: {"a": [1, 2.5], "b": "<x>"},
+                          bad=(None, [1], {"a": math.nan}, {"a": object()}))}),
+    "dldna.widgets.core.options": Spec(
+        {"values": Fixed(lambda: [1, 2, 4], bad=(None, "124", 3)),
+         "labels": Fixed(lambda: None, bad=("abc", ["a"], 3))}),
+    "dldna.widgets.core.static_html": Spec(
+        {"payload": Fixed(lambda: {"view": "masks", "title": "t", "alt": "a", "controls": []},
+                          bad=(None, {}, {"view": "masks"}, "x")),
+         "ordinal": Fixed(lambda: 1, bad=("1", -1, 1.5))}),
+    "dldna.widgets.core.widget_view": Spec(
+        {"widget": Fixed(lambda: _scaling_explorer().widget, bad=(None, "widget", _scaling_explorer()))}),
+    "dldna.widgets.core.error_html": Spec({"title": Text(), "message": Text()}),
+    "dldna.widgets.core.note_html": Spec({"text": Text(allow_empty=True)}),
+    "dldna.widgets.core.Explorer": Spec({"title": Text(), "alt": Text(allow_empty=True)},
+                                        call=lambda **kw: repr(widgets_core.Explorer(**kw))),
+    "dldna.widgets.core.ErrorExplorer": Spec({"title": Text(), "message": Text()},
+                                             call=lambda **kw: widgets_core.ErrorExplorer(**kw).to_html()),
+    "dldna.widgets.core.build_or_error": Spec(
+        {"title": Text(), "build": Fixed(lambda: _scaling_explorer, bad=(None, "x", lambda: 3))},
+        explorer=True),
+    # --- viz: attention pictures and their data -------------------------------------------
+    "dldna.viz.attention.tokens_from": Spec({"sentence": Fixed(lambda: "el gato come",
+                                                               bad=(None, "", 3, ["el", 3], [], "   "))}),
+    "dldna.viz.attention.as_matrix": Spec({"values": Floats((3, 4)), "name": Text()}),
+    "dldna.viz.attention.as_mask": Spec(
+        {"mask": Fixed(lambda: masking.causal_mask(3),
+                       bad=("causal", torch.ones(3, 3), torch.ones(2, 2, dtype=torch.bool))),
+         "shape": Fixed(lambda: (3, 3), bad=(None, "33", (3,), (3.0, 3)))}),
+    "dldna.viz.attention.self_attention_weights": Spec(
+        {"vectors": Floats((4, 3)), "temperature": TEMPERATURE,
+         "mask": Fixed(lambda: None, bad=("causal", torch.ones(4, 4), torch.ones(3, 3, dtype=torch.bool))),
+         "scale": Fixed(lambda: None, bad=("1", 0, -1.0, math.nan))}),
+    "dldna.viz.attention.retemper": Spec(
+        {"weights": Floats((3, 4), nonneg=True, extra_invalid=(-torch.ones(3, 4),), any_rank=True),
+         "temperature": TEMPERATURE, "mask": Fixed(lambda: None, bad=("causal", torch.ones(3, 4)))}),
+    "dldna.viz.attention.row_entropy": Spec(
+        {"weights": Floats((3, 4), nonneg=True, extra_invalid=(-torch.ones(3, 4),)),
+         "mask": Fixed(lambda: None, bad=("causal", torch.ones(3, 4)))}),
+    "dldna.viz.attention.max_entropy": Spec(
+        {"mask": Fixed(lambda: masking.causal_mask(3), bad=("causal", torch.ones(3, 3))),
+         "shape": Fixed(lambda: (3, 3), bad=(None, "33", (3,), (0, 3)))}),
+    "dldna.viz.attention.attention_heatmap": Spec(
+        {"weights": Floats((3, 4), nonneg=True),
+         "q_tokens": Fixed(lambda: ["a", "b", "c"], bad=("abc", ["a"], 3)),
+         "k_tokens": Fixed(lambda: None, bad=("abcd", ["a"], 3)),
+         "mask": Fixed(lambda: None, bad=("causal", torch.ones(3, 4))),
+         "highlight_row": Fixed(lambda: None, bad=(3, -1, "0", 1.5)),
+         "annotate": Fixed(lambda: None, bad=("no", 1)),
+         "colorbar": Bool(), "vmin": Fixed(lambda: 0.0, bad=("0", math.nan)),
+         "vmax": Fixed(lambda: 1.0, bad=("1", math.inf)), "cmap": Fixed(lambda: None, bad=(3, "arcoíris"))},
+        slow=True),
+    "dldna.viz.attention.attention_row_bars": Spec(
+        {"row": Floats((4,), nonneg=True), "k_tokens": Fixed(lambda: None, bad=("abcd", ["a"], 3)),
+         "mask_row": Fixed(lambda: None, bad=("x", torch.ones(4), torch.ones(3, dtype=torch.bool))),
+         "values": Fixed(lambda: None, bad=("no", 1))}, slow=True),
+    "dldna.viz.attention.entropy_bars": Spec(
+        {"weights": Floats((3, 4), nonneg=True), "q_tokens": Fixed(lambda: None, bad=("abc", ["a"], 3)),
+         "highlight_row": Fixed(lambda: None, bad=(3, -1, "0", 1.5))}, slow=True),
+    "dldna.viz.attention.attention_panel": Spec(
+        {"weights": Floats((3, 4), nonneg=True), "q_tokens": Fixed(lambda: None, bad=("abc", ["a"], 3)),
+         "query": Int(0, 2, refuse_above=True),
+         "mask": Fixed(lambda: None, bad=("causal", torch.ones(3, 4)))},
+        slow=True),
+    "dldna.viz.attention.panel_axes": Spec(
+        {"fig": Fixed(lambda: viz_attention.attention_panel(torch.full((2, 2), 0.5)),
+                      bad=(None, "figura", 3))},
+        call=lambda fig: sorted(viz_attention.panel_axes(fig))),
+    "dldna.viz.attention.random_attention": Spec(
+        {"d_k": Int(1, 64), "scaled": Bool(), "n_queries": Int(1, 4), "n_keys": Int(1, 8), "seed": SEED}),
+    "dldna.viz.attention.scaling_panel": Spec(
+        {"result": Fixed(lambda: viz_attention.random_attention(4), bad=(None, {}, "x", {"d_k": 4})),
+         "title": Fixed(lambda: None, bad=(3, ["t"]))}, slow=True),
+    # --- viz: decoding, heatmap helpers, diagrams --------------------------------------------
+    "dldna.viz.decoding.alignment_heatmap": Spec(
+        {"weights": Floats((3, 4), nonneg=True), "src_tokens": Fixed(lambda: ["el", "gato", "come", "."],
+                                                                     bad=("abcd", ["el"], 3)),
+         "out_tokens": Fixed(lambda: ["the", "cat", "eats"], bad=("abc", ["the"], 3)),
+         "gold": Fixed(lambda: [[0], [1], [2]], bad=("x", [[0], [1]], [[9], [1], [2]], [[0.5], [1], [2]]))},
+        slow=True),
+    "dldna.viz.decoding.sampling_filters": Spec(
+        {"probs": Fixed(lambda: [0.5, 0.3, 0.2], bad=(None, "x", [0.5, math.nan, 0.5], [-0.5, 1.0, 0.5],
+                                                     [[0.5, 0.5]])),
+         "tokens": Fixed(lambda: ["a", "b", "c"], bad=("abc", ["a"], 3)),
+         "panels": Fixed(lambda: [("top-k", [0.6, 0.4, 0.0])],
+                         bad=(None, [], "x", [("top-k",)], [("top-k", [0.5, 0.5])], [("t", "abc")]))},
+        slow=True),
+    "dldna.viz.heatmap.masked_legend_handle": Spec(
+        {"label": Text()}, call=lambda **kw: viz_heatmap.masked_legend_handle(**kw).get_label()),
+    "dldna.viz.heatmap.outline_cells": Spec(
+        {"ax": Fixed(lambda: plt.subplots()[1], bad=(None, "ejes", 3)),
+         "cells": Fixed(lambda: [(0, 1), (2, 2)], bad=(None, 3, [(0,)], [("a", 1)], [(0.5, 1)], "01")),
+         "color": Fixed(lambda: "#D55E00", bad=(3, None, "no-es-un-color")),
+         "linewidth": Num(0, None, open_lo=True, typical=(0.5, 5)), "width": Int(1, 3)}),
+    "dldna.viz.diagrams.available": Spec(),
+    "dldna.viz.diagrams.diagram": Spec({"name": Fixed(lambda: viz_diagrams.available()[0],
+                                                      bad=(None, 3, "", "no-existe", ["x"]))},
+                                       call=lambda name: len(viz_diagrams.diagram(name).data)),
+    # --- viz.style: colours, figures, labels ----------------------------------------------
+    "dldna.viz.style.color": Spec({"i": Int(-20, 20, refuse_below=False)}),
+    "dldna.viz.style.new_figure": Spec(
+        {"width": Num(0, None, open_lo=True, typical=(1.0, 8.0)), "height": Num(0, None, open_lo=True,
+                                                                                typical=(1.0, 6.0)),
+         "nrows": Int(1, 2), "ncols": Int(1, 2)}, call=lambda **kw: style.new_figure(**kw)[0].get_figwidth()),
+    "dldna.viz.style.figure_or_new": Spec({"ax": Fixed(lambda: None, bad=("ejes", 3, [None]))},
+                                          call=lambda ax: style.figure_or_new(ax)[0].get_figwidth()),
+    "dldna.viz.style.colormap_lut": Spec({"name": Choice(("viridis", "RdBu_r", "gray_r")), "n": Int(2, 64)}),
+    "dldna.viz.style.matplotlib_cmap": Spec({"name": Choice(("viridis", "RdBu_r", "gray_r"))},
+                                            call=lambda name: style.matplotlib_cmap(name).name),
+    "dldna.viz.style.check_cmap": Spec({"name": Choice(("viridis", "RdBu_r", "magma"))}),
+    "dldna.viz.style.check_color": Spec(
+        {"value": Fixed(lambda: "#D55E00", bad=(None, 3, "no-es-color", True))}),
+    "dldna.viz.style.figure_png": Spec({"fig": Fixed(lambda: style.new_figure(1.0, 1.0)[0],
+                                                     bad=(None, "fig", 3)),
+                                        "dpi": Int(10, 40)}, call=lambda **kw: len(style.figure_png(**kw))),
+    "dldna.viz.style.relative_luminance": Spec(
+        {"rgb": Fixed(lambda: (0.2, 0.5, 0.9),
+                      bad=(None, "#ffffff", (1.5, 0, 0), (0.1, 0.2), (math.nan, 0, 0)))}),
+    "dldna.viz.style.text_color": Spec(
+        {"rgb": Fixed(lambda: (0.2, 0.5, 0.9, 1.0), bad=(None, "rojo", (-1, 0, 0), [0.1]))}),
+    "dldna.viz.style.labels": Spec({"values": Fixed(lambda: ["a", "b", "c"], bad=("abc", 3, ["a"])),
+                                    "n": Fixed(lambda: 3, bad=("3", 3.0, -1)),
+                                    "what": Fixed(lambda: "filas")}),
+    # Any value is drawn as its text (a label may be a number): nothing to refuse.
+    "dldna.viz.style.mathtext_safe": Spec({"text": Fixed(lambda: "a$b$ 5")}),
+    "dldna.viz.style.theme": Spec(call=lambda: sorted(style.theme())),
+    # --- viz: positional pictures ----------------------------------------------------------
+    "dldna.viz.positional.check_pairs": Spec({"pairs": Fixed(lambda: (0, 2),
+                                                             bad=(None, "01", [1.5], [9], [], ["0"])),
+                                              "d_model": Choice((8, 16))}),
+    "dldna.viz.positional.cosine_similarity_matrix": Spec({"table": Floats((5, 4))}),
+    "dldna.viz.positional.positional_data": Spec(
+        {"kind": Choice(("sinusoidal",)), "n_positions": Int(2, 24), "d_model": Choice((8, 16)),
+         "base": Num(1, None, open_lo=True, typical=(2.0, 1e5))},
+        call=lambda **kw: viz_positional.positional_data(**kw).table),
+    "dldna.viz.positional.PositionalData": Spec(
+        {"kind": Choice(("sinusoidal",))},
+        call=lambda kind: viz_positional.positional_data(kind, 8, 8).similarity),
+    "dldna.viz.positional.PositionalKind": Spec(
+        {"name": Fixed(lambda: "sinusoidal", bad=(None, 3, ""))},
+        call=lambda name: viz_positional.positional_data(
+            viz_positional.KINDS[name].name if isinstance(name, str) and name in viz_positional.KINDS
+            else name, 8, 8).table),
+    "dldna.viz.positional.register_kind": Spec(
+        {"kind": Fixed(lambda: viz_positional.KINDS["sinusoidal"], bad=(None, "sinusoidal", 3)),
+         "replace": Fixed(lambda: True, bad=("sí", 1, None))},
+        call=lambda **kw: viz_positional.register_kind(**kw).name),
+    "dldna.viz.positional.positional_waves": Spec(
+        {"data": Fixed(lambda: viz_positional.positional_data("sinusoidal", 12, 8), bad=(None, "datos", 3)),
+         "pairs": Fixed(lambda: (0, 1), bad=(None, "01", [9])),
+         "cursor": Fixed(lambda: None, bad=(12, -1, "0", 1.5))},
+        slow=True),
+    "dldna.viz.positional.positional_heatmap": Spec(
+        {"data": Fixed(lambda: viz_positional.positional_data("sinusoidal", 12, 8), bad=(None, "datos", 3)),
+         "cursor": Fixed(lambda: None, bad=(12, -1, "0", 1.5)), "colorbar": Bool()}, slow=True),
+    "dldna.viz.positional.positional_similarity": Spec(
+        {"data": Fixed(lambda: viz_positional.positional_data("sinusoidal", 12, 8), bad=(None, "datos", 3)),
+         "cursor": Int(0, 11, refuse_above=True)}, slow=True),
+    "dldna.viz.positional.positional_panel": Spec(
+        {"data": Fixed(lambda: viz_positional.positional_data("sinusoidal", 12, 8), bad=(None, "datos", 3)),
+         "pairs": Fixed(lambda: (0, 1), bad=(None, "01", [9])), "cursor": Int(0, 11, refuse_above=True)},
+        slow=True),
+    "dldna.viz.positional_schemes.plot_dot_by_distance": Spec(
+        {"d_model": Choice((8, 16)), "starts": Fixed(lambda: (0, 10), bad=(None, "0", [-1], [1.5])),
+         "span": Int(2, 20), "base": Num(1, None, open_lo=True, typical=(2.0, 1e5))}, slow=True),
+    "dldna.viz.positional_schemes.plot_extrapolation": Spec(
+        {"results": Fixed(lambda: {"sinusoidal": {8: 0.9, 16: 0.5}},
+                          bad=(None, {}, "x", {"a": [0.5]}, {"a": {8: 1.5}}, {"a": {"8": 0.5}},
+                               {"a": {8: math.nan}})),
+         "train_length": Int(1, 16), "chance": Fixed(lambda: None, bad=("0.1", 1.5, math.nan))}, slow=True),
+    "dldna.viz.positional_schemes.plot_pair_circles": Spec(
+        {"d_model": Choice((8, 16)), "pairs": Fixed(lambda: (0, 1), bad=(None, "01", [9], [1.5])),
+         "positions": Int(2, 12), "start": Int(0, 4), "shift": Int(1, 3),
+         "base": Num(1, None, open_lo=True, typical=(2.0, 1e5))}, slow=True),
+    "dldna.viz.positional_schemes.plot_relative_schemes": Spec(
+        {"n": Int(2, 12), "max_distance": Int(1, 4), "num_heads": Int(1, 4), "d_k": Choice((4, 8)),
+         "seed": SEED},
+        slow=True),
+    # --- viz: embeddings, masking, transformer, vit pictures ---------------------------------
+    "dldna.viz.embeddings.format_matrix": Spec(
+        {"matrix": Floats((2, 2), nan_ok=True), "rows": Fixed(lambda: ["a", "b"], bad=("ab", ["a"], 3)),
+         "cols": Fixed(lambda: None, bad=("abc", ["a"])), "decimals": Int(0, 4)}),
+    "dldna.viz.embeddings.plot_attention_graph": Spec(
+        {"weights": Fixed(lambda: torch.softmax(torch.randn(3, 3, generator=torch.Generator().manual_seed(0)),
+                                                -1),
+                          bad=(torch.ones(3, 4), -torch.ones(3, 3), 2 * torch.ones(3, 3), "x", None,
+                               torch.ones(3, 3, dtype=torch.bool), torch.full((3, 3), math.nan))),
+         "words": Fixed(lambda: ["el", "gato", "come"], bad=("abc", ["el"], 3)),
+         "min_weight": Num(0, 1, typical=(0, 0.5))}, slow=True),
+    "dldna.viz.embeddings.plot_convex_hull": Spec(
+        {"inputs": Floats((5, 2)), "outputs": Floats((5, 2)),
+         "labels": Fixed(lambda: list("abcde"), bad=("abcde", ["a"], 3))}, slow=True),
+    "dldna.viz.embeddings.plot_curve": Spec(
+        {"ys": Fixed(lambda: [3.0, 2.0, 1.5], bad=(None, "x", [], [1.0, math.nan], {"a": "x"})),
+         "xs": Fixed(lambda: None, bad=("x", [1, 2], [1, math.nan, 3])),
+         "logx": Bool(), "logy": Bool()}, slow=True),
+    "dldna.viz.embeddings.plot_projection": Spec(
+        {"coords": Floats((4, 2)), "words": Fixed(lambda: ["a", "b", "c", "d"], bad=("abcd", ["a"], 3)),
+         "groups": Fixed(lambda: None, bad=("abcd", ["x"]))}, slow=True),
+    # --- viz: transformer and vit pictures ----------------------------------------------------
+    "dldna.viz.transformer.gradient_norms_plot": Spec(
+        {"norms": Fixed(lambda: {"Post-LN": [1.0, 0.5, 0.1], "Pre-LN": [0.4, 0.5, 0.6]},
+                        bad=(None, "x", [], [1.0, math.nan], {"a": "x"}, {"a": []})),
+         "log": Bool()}, slow=True),
+    "dldna.viz.transformer.loss_plot": Spec(
+        {"losses": Fixed(lambda: [3.0, 2.0, 1.0], bad=(None, "x", [], [1.0, math.inf], {"a": [1, "x"]})),
+         "log": Bool()}, slow=True),
+    "dldna.viz.transformer.noam_curves": Spec(
+        {"d_model": Int(1, 512), "warmups": Fixed(lambda: (10, 40), bad=(None, "10", [0], [1.5], [])),
+         "steps": Int(1, 200), "factor": Num(0, None, open_lo=True, typical=(0.1, 10.0))}),
+    "dldna.viz.transformer.noam_plot": Spec(
+        {"d_model": Int(1, 512), "warmups": Fixed(lambda: (10, 40), bad=(None, "10", [0], [1.5])),
+         "steps": Int(1, 200), "factor": Num(0, None, open_lo=True, typical=(0.1, 10.0)),
+         "ax": Fixed(lambda: None, bad=("ejes", 3))}, slow=True),
+    "dldna.viz.transformer.normalization_plot": Spec(
+        {"x": Floats((2, 3, 4), forms=("float32", "float64")),
+         "eps": Num(0, None, open_lo=True, typical=(1e-8, 1e-3))}, slow=True),
+    "dldna.viz.transformer.activations_plot": Spec({"ax": Fixed(lambda: None, bad=("ejes", 3))}, slow=True),
+    "dldna.viz.vit.as_image": Spec({"image": Floats((8, 8), nonneg=True, any_rank=True,
+                                                    extra_invalid=(torch.ones(2, 2, 8, 8),))}),
+    "dldna.viz.vit.plot_patches": Spec({"image": IMAGE, "patch_size": Choice((1, 2, 4, 8))},
+                                       slow=True),
+    "dldna.viz.vit.plot_cls_attention": Spec(
+        {"weights": Floats((2, 4, 4), nonneg=True, extra_invalid=(torch.ones(2, 4, 3),)),
+         "image": IMAGE, "layer": Fixed(lambda: None)}, slow=True),
+    "dldna.viz.vit.plot_rollout": Spec(
+        {"images": Floats((2, 1, 8, 8), nonneg=True), "maps": Floats((2, 4, 4), nonneg=True,
+                                                                   extra_invalid=(torch.ones(3, 4, 4),)),
+         "labels": Fixed(lambda: None, bad=("ab", ["a"], 3))}, slow=True),
+    "dldna.viz.vit.plot_position_similarity": Spec(
+        {"similarity": Floats((4, 4, 4, 4), extra_invalid=(torch.ones(2, 3, 2, 3),))}, slow=True),
+    "dldna.viz.vit.plot_patch_size": Spec(
+        {"image": IMAGE, "patch_size": Choice((2, 4)),
+         "table": Fixed(lambda: widgets_vit.patch_table({2: 0.9, 4: None}), bad=(None, "x", {}, {3: {}}))},
+        slow=True),
+    "dldna.viz.vit.plot_windows": Spec(
+        {"height": Choice((4, 8)), "width": Fixed(lambda: 4, bad=("4", 0, None, 4.0)),
+         "window": Choice((1, 2, 4)), "shift": Int(0, 1),
+         "ax": Fixed(lambda: None, bad=("ejes", 3))}, slow=True),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -813,7 +1202,7 @@ RETURNED = {
 
 #: Public names without a spec yet (issue 29, to do). This list may only shrink.
 PENDING = {
-    "dldna.transformer.FeedForward", "dldna.widgets.online_softmax.OnlineSoftmaxExplorer",
+    "dldna.transformer.FeedForward",
     "dldna.attention.AdditiveScore", "dldna.attention.BilinearScore",
     "dldna.attention.CollaborativeAttention", "dldna.attention.DotScore",
     "dldna.attention.ScaledDotScore", "dldna.attention.entropy", "dldna.attention.is_convex_combination",
@@ -838,52 +1227,11 @@ PENDING = {
     "dldna.transformer.PositionalEncoding",
     "dldna.transformer.TransformerConfig",
     "dldna.transformer.trace_shapes",
-    "dldna.viz.attention.as_mask",
-    "dldna.viz.attention.as_matrix", "dldna.viz.attention.attention_heatmap",
-    "dldna.viz.attention.attention_panel", "dldna.viz.attention.attention_row_bars",
-    "dldna.viz.attention.entropy_bars", "dldna.viz.attention.max_entropy",
-    "dldna.viz.attention.panel_axes", "dldna.viz.attention.random_attention",
-    "dldna.viz.attention.retemper", "dldna.viz.attention.row_entropy",
-    "dldna.viz.attention.scaling_panel", "dldna.viz.attention.self_attention_weights",
-    "dldna.viz.attention.tokens_from", "dldna.viz.decoding.alignment_heatmap",
-    "dldna.viz.decoding.sampling_filters", "dldna.viz.diagrams.available", "dldna.viz.diagrams.diagram",
-    "dldna.viz.embeddings.format_matrix", "dldna.viz.embeddings.plot_attention_graph",
-    "dldna.viz.embeddings.plot_convex_hull", "dldna.viz.embeddings.plot_curve",
-    "dldna.viz.embeddings.plot_projection", "dldna.viz.heatmap.masked_legend_handle",
-    "dldna.viz.heatmap.outline_cells", "dldna.viz.masking.plot_attention_graphs",
+    "dldna.viz.masking.plot_attention_graphs",
     "dldna.viz.masking.plot_bipartite_graph", "dldna.viz.masking.plot_complete_graph",
     "dldna.viz.masking.plot_grid_graph", "dldna.viz.masking.plot_mask",
     "dldna.viz.masking.plot_mask_graph", "dldna.viz.masking.plot_masked_weights",
     "dldna.viz.masking.plot_masks", "dldna.viz.masking.plot_patterns",
-    "dldna.viz.positional.PositionalData", "dldna.viz.positional.PositionalKind",
-    "dldna.viz.positional.check_pairs", "dldna.viz.positional.cosine_similarity_matrix",
-    "dldna.viz.positional.positional_data", "dldna.viz.positional.positional_heatmap",
-    "dldna.viz.positional.positional_panel", "dldna.viz.positional.positional_similarity",
-    "dldna.viz.positional.positional_waves", "dldna.viz.positional.register_kind",
-    "dldna.viz.positional_schemes.plot_dot_by_distance",
-    "dldna.viz.positional_schemes.plot_extrapolation", "dldna.viz.positional_schemes.plot_pair_circles",
-    "dldna.viz.positional_schemes.plot_relative_schemes", "dldna.viz.style.color",
-    "dldna.viz.style.colormap_lut", "dldna.viz.style.figure_or_new", "dldna.viz.style.figure_png",
-    "dldna.viz.style.labels", "dldna.viz.style.mathtext_safe", "dldna.viz.style.matplotlib_cmap",
-    "dldna.viz.style.new_figure", "dldna.viz.style.relative_luminance", "dldna.viz.style.text_color",
-    "dldna.viz.style.theme", "dldna.viz.transformer.activations_plot",
-    "dldna.viz.transformer.gradient_norms_plot", "dldna.viz.transformer.loss_plot",
-    "dldna.viz.transformer.noam_curves", "dldna.viz.transformer.noam_plot",
-    "dldna.viz.transformer.normalization_plot", "dldna.viz.vit.as_image",
-    "dldna.viz.vit.plot_cls_attention", "dldna.viz.vit.plot_patch_size", "dldna.viz.vit.plot_patches",
-    "dldna.viz.vit.plot_position_similarity", "dldna.viz.vit.plot_rollout", "dldna.viz.vit.plot_windows",
-    "dldna.widgets.attention.AttentionExplorer", "dldna.widgets.attention.AttentionMaps",
-    "dldna.widgets.attention.model_attention_explorer", "dldna.widgets.core.ErrorExplorer",
-    "dldna.widgets.core.Explorer", "dldna.widgets.core.build_or_error",
-    "dldna.widgets.core.canonical_json", "dldna.widgets.core.error_html", "dldna.widgets.core.front_end",
-    "dldna.widgets.core.note_html", "dldna.widgets.core.options", "dldna.widgets.core.pack",
-    "dldna.widgets.core.reader_message", "dldna.widgets.core.rounded",
-    "dldna.widgets.core.standalone_page", "dldna.widgets.core.static_html", "dldna.widgets.core.unpack",
-    "dldna.widgets.core.widget_view", "dldna.widgets.masking.MaskExplorer",
-    "dldna.widgets.masking.build_mask", "dldna.widgets.masking.weights_for",
-    "dldna.widgets.positional.PositionalExplorer", "dldna.widgets.positional.default_pairs",
-    "dldna.widgets.scaling.ScalingExplorer", "dldna.widgets.vit.PatchSizeExplorer",
-    "dldna.widgets.vit.patch_size_explorer", "dldna.widgets.vit.patch_table",
 }
 
 
