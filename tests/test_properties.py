@@ -722,12 +722,12 @@ SPECS: dict[str, Spec] = {
         {"model": Fixed(_translation_model, bad=(*NOT_A_MODULE, torch.nn.Linear(2, 2))),
          "task": Fixed(translation.TranslationTask, bad=(*NOT_A_TASK, addition.AdditionTask())),
          "spanish": Fixed(lambda: "el gato come", bad=(None, 3, "el dragón come", [3])),
-         "english": Fixed(lambda: None, bad=(3, "the dragon eats", [3]))}),
+         "english": Fixed(lambda: None, bad=(3, "the dragon eats", [3]))}, slow=True),
     "dldna.tasks.translation.alignment_accuracy": Spec(
         {"model": Fixed(_translation_model, bad=(*NOT_A_MODULE, torch.nn.Linear(2, 2))),
          "task": Fixed(translation.TranslationTask, bad=NOT_A_TASK),
          "examples": Fixed(lambda: translation.TranslationTask().examples(3, random.Random(0)),
-                           bad=(None, [], "ejemplos", [3]))}),
+                           bad=(None, [], "ejemplos", [3]))}, slow=True),
     "dldna.tasks.translation.train_translation": Spec(
         {"recipe": Fixed(lambda: None, bad=NOT_A_RECIPE), "seed": SEED, "held_out": Int(1, 10),
          "progress": Fixed(lambda: False, bad=("no", 1)), "device": Fixed(lambda: "cpu", bad=(3, "gpu")),
@@ -1022,7 +1022,8 @@ SPECS: dict[str, Spec] = {
         {"weights": Floats((3, 4), nonneg=True), "src_tokens": Fixed(lambda: ["el", "gato", "come", "."],
                                                                      bad=("abcd", ["el"], 3)),
          "out_tokens": Fixed(lambda: ["the", "cat", "eats"], bad=("abc", ["the"], 3)),
-         "gold": Fixed(lambda: [[0], [1], [2]], bad=("x", [[0], [1]], [[9], [1], [2]], [[0.5], [1], [2]]))},
+         "gold": Fixed(lambda: [[0], [1], [2]],
+                       bad=("x", [[0], [1], [2], [3]], [[9], [1], [2]], [[0.5], [1], [2]]))},
         slow=True),
     "dldna.viz.decoding.sampling_filters": Spec(
         {"probs": Fixed(lambda: [0.5, 0.3, 0.2], bad=(None, "x", [0.5, math.nan, 0.5], [-0.5, 1.0, 0.5],
@@ -1183,6 +1184,41 @@ SPECS: dict[str, Spec] = {
         {"height": Choice((4, 8)), "width": Fixed(lambda: 4, bad=("4", 0, None, 4.0)),
          "window": Choice((1, 2, 4)), "shift": Int(0, 1),
          "ax": Fixed(lambda: None, bad=("ejes", 3))}, slow=True),
+    # --- viz.masking: masks as matrices and as graphs ------------------------------------------
+    "dldna.viz.masking.plot_mask": Spec(
+        {"mask": Mask((4, 4)), "tokens": Fixed(lambda: ["a", "b", "c", "d"], bad=("abcd", ["a"], 3)),
+         "legend": Bool()}, slow=True),
+    "dldna.viz.masking.plot_mask_graph": Spec(
+        {"mask": Mask((4, 4)), "tokens": Fixed(lambda: None, bad=("abcd", ["a"], 3)),
+         "query": Fixed(lambda: None, bad=(4, -1, "0", 1.5))}, slow=True),
+    "dldna.viz.masking.plot_masks": Spec(
+        {"masks": Fixed(lambda: {"causal": masking.causal_mask(4)},
+                        bad=(None, {}, "x", {"a": "causal"}, {"a": torch.ones(4, 4)})),
+         "panel_size": Num(0, None, open_lo=True, typical=(1.0, 4.0))}, slow=True),
+    "dldna.viz.masking.plot_patterns": Spec(
+        {"masks": Fixed(lambda: {"causal": masking.causal_mask(4)},
+                        bad=(None, {}, "x", {"a": torch.ones(4, 4)})),
+         "query": Fixed(lambda: None, bad=(4, "0", 1.5))}, slow=True),
+    "dldna.viz.masking.plot_masked_weights": Spec(
+        {"mask": Mask((4, 4)),
+         "weights": Fixed(lambda: torch.full((4, 4), 0.25),
+                          bad=("x", None, torch.ones(4, 4, dtype=torch.bool), torch.full((4, 4), math.nan),
+                               2 * torch.ones(4, 4), torch.ones(3, 3))),
+         "tokens": Fixed(lambda: None, bad=("abcd", ["a"], 3))}, slow=True),
+    "dldna.viz.masking.plot_complete_graph": Spec(
+        {"tokens": Fixed(lambda: ["el", "gato", "come"], bad=(None, "abc", [], 0, -1, 2.5))}, slow=True),
+    "dldna.viz.masking.plot_bipartite_graph": Spec(
+        {"query_tokens": Fixed(lambda: ["the", "cat"], bad=(None, "ab", [])),
+         "key_tokens": Fixed(lambda: ["el", "gato", "negro"], bad=(None, "abc", [])),
+         "mask": Fixed(lambda: None, bad=("x", torch.ones(2, 3), torch.ones(3, 3, dtype=torch.bool)))},
+        slow=True),
+    "dldna.viz.masking.plot_grid_graph": Spec(
+        {"height": Int(3, 5), "width": Int(3, 5),
+         "center": Fixed(lambda: (1, 1), bad=(None, (9, 9), "11", (1.5, 1))),
+         "radius": Int(0, 1)}, slow=True),
+    "dldna.viz.masking.plot_attention_graphs": Spec(
+        {"tokens": Fixed(lambda: ("el", "gato", "negro"), bad=(None, "abc", [])),
+         "target_tokens": Fixed(lambda: ("the", "cat"), bad=(None, "ab", []))}, slow=True),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -1227,11 +1263,6 @@ PENDING = {
     "dldna.transformer.PositionalEncoding",
     "dldna.transformer.TransformerConfig",
     "dldna.transformer.trace_shapes",
-    "dldna.viz.masking.plot_attention_graphs",
-    "dldna.viz.masking.plot_bipartite_graph", "dldna.viz.masking.plot_complete_graph",
-    "dldna.viz.masking.plot_grid_graph", "dldna.viz.masking.plot_mask",
-    "dldna.viz.masking.plot_mask_graph", "dldna.viz.masking.plot_masked_weights",
-    "dldna.viz.masking.plot_masks", "dldna.viz.masking.plot_patterns",
 }
 
 

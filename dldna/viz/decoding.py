@@ -290,9 +290,10 @@ def alignment_heatmap(
     out_labels = style.labels(out_tokens, w.shape[0], "palabras producidas (filas)")
     src_labels = style.labels(src_tokens, w.shape[1], "palabras de entrada (columnas)")
     if gold is not None:
-        if isinstance(gold, (str, bytes)) or not isinstance(gold, (list, tuple)) or len(gold) != w.shape[0]:
-            raise ValueError(f"gold debe tener una lista de posiciones por palabra producida ({w.shape[0]}); "
-                             f"se recibió {gold!r:.60}.")
+        # One list per produced word; the last rows (<eos>) may have none.
+        if isinstance(gold, (str, bytes)) or not isinstance(gold, (list, tuple)) or len(gold) > w.shape[0]:
+            raise ValueError(f"gold debe tener una lista de posiciones por palabra producida (a lo sumo "
+                             f"{w.shape[0]}); se recibió {gold!r:.60}.")
         for cols in gold:
             if isinstance(cols, (str, bytes)) or not isinstance(cols, (list, tuple)) or not all(
                     isinstance(j, (int, np.integer)) and not isinstance(j, bool) and 0 <= j < w.shape[1]
