@@ -275,6 +275,15 @@ def _patch_explorer():
     return widgets_vit.patch_size_explorer(images, {2: 0.9, 4: None}, labels=["un 0", "un 1"])
 
 
+#: Queries and keys of the score modules (they broadcast over leading dimensions: any rank).
+_SCORE_ARGS = {"query": Floats((2, 3, 4), any_rank=True), "keys": Floats((2, 5, 4), any_rank=True)}
+
+
+def _seeded(cls, *args, **kw):
+    torch.manual_seed(0)
+    return cls(*args, **kw)
+
+
 #: One 8×8 grey image ((1, 8, 8) and (1, 1, 8, 8) are read as one too).
 IMAGE = Floats((8, 8), nonneg=True, any_rank=True, extra_invalid=(torch.ones(2, 8, 8),))
 TEMPERATURE = Num(0, None, open_lo=True, typical=(0.05, 20.0))
@@ -1219,6 +1228,30 @@ SPECS: dict[str, Spec] = {
     "dldna.viz.masking.plot_attention_graphs": Spec(
         {"tokens": Fixed(lambda: ("el", "gato", "negro"), bad=(None, "abc", [])),
          "target_tokens": Fixed(lambda: ("the", "cat"), bad=(None, "ab", []))}, slow=True),
+    # --- the lead's modules: names whose spec passes without a change there ----------------
+    "dldna.cpu.pin_cpu_kernels": Spec(),
+    "dldna.attention.is_convex_combination": Spec(
+        {"weights": Floats((3, 4), nonneg=True, any_rank=True),
+         "atol": Num(0, None, typical=(1e-8, 1e-2))}),
+    "dldna.attention.DotScore": Spec(_SCORE_ARGS,
+                                     call=_no_grad(lambda **kw: A.DotScore()(**kw))),
+    "dldna.attention.ScaledDotScore": Spec(_SCORE_ARGS,
+                                           call=_no_grad(lambda **kw: A.ScaledDotScore()(**kw))),
+    "dldna.attention.AdditiveScore": Spec(_SCORE_ARGS,
+                                          call=_no_grad(lambda **kw: _seeded(A.AdditiveScore, 4)(**kw))),
+    "dldna.attention.BilinearScore": Spec(_SCORE_ARGS,
+                                          call=_no_grad(lambda **kw: _seeded(A.BilinearScore, 4)(**kw))),
+    "dldna.language_models.uniform_perplexity": Spec({"vocab": Int(3, 1000)}),
+    "dldna.transformer.FeedForward": Spec(
+        {"d_model": Int(1, 8), "d_ff": Int(1, 16), "dropout": Num(0, 1, open_hi=True, typical=(0, 0.9)),
+         "activation": Choice(("relu", "gelu"))},
+        call=_no_grad(lambda d_model, **kw: _seeded(transformer.FeedForward, d_model, **kw).eval()(
+            torch.ones(2, 3, d_model)))),
+    "dldna.transformer.TransformerConfig": Spec(
+        {"src_vocab": Int(3, 50), "tgt_vocab": Int(3, 50), "d_model": Choice((8, 16)),
+         "n_heads": Choice((1, 2, 4)), "n_encoder_layers": Int(1, 3), "d_ff": Int(1, 64),
+         "dropout": Num(0, 1, open_hi=True, typical=(0, 0.9)), "norm_first": Bool(),
+         "activation": Choice(("relu", "gelu"))}),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -1238,11 +1271,8 @@ RETURNED = {
 
 #: Public names without a spec yet (issue 29, to do). This list may only shrink.
 PENDING = {
-    "dldna.transformer.FeedForward",
-    "dldna.attention.AdditiveScore", "dldna.attention.BilinearScore",
-    "dldna.attention.CollaborativeAttention", "dldna.attention.DotScore",
-    "dldna.attention.ScaledDotScore", "dldna.attention.entropy", "dldna.attention.is_convex_combination",
-    "dldna.cpu.pin_cpu_kernels",
+    "dldna.attention.entropy", "dldna.positional.t5_buckets",
+    "dldna.attention.CollaborativeAttention",
     "dldna.language_models.BigramModel", "dldna.language_models.LanguageModel",
     "dldna.language_models.SequenceClassifier", "dldna.language_models.accuracy",
     "dldna.language_models.benchmark", "dldna.language_models.causal_lm_loss",
@@ -1253,18 +1283,28 @@ PENDING = {
     "dldna.language_models.pretrain", "dldna.language_models.prompt_step",
     "dldna.language_models.sense_similarities", "dldna.language_models.sentence_batches",
     "dldna.language_models.span_corrupt", "dldna.language_models.span_restore",
-    "dldna.language_models.uniform_perplexity",
     "dldna.positional.LearnedPositionalEncoding", "dldna.positional.PositionProbe",
     "dldna.positional.ShawRelativePosition",
     "dldna.positional.T5RelativeBias",
     "dldna.positional.lag_attention", "dldna.positional.probe_accuracy",
-    "dldna.positional.shaw_attention", "dldna.positional.t5_buckets",
+    "dldna.positional.shaw_attention",
     "dldna.transformer.DeepStack", "dldna.transformer.InputEmbedding",
     "dldna.transformer.PositionalEncoding",
-    "dldna.transformer.TransformerConfig",
     "dldna.transformer.trace_shapes",
 }
 
+
+#: Specs written for names of modules another session was editing, which fail until their
+#: function is fixed (negative weights give an entropy; t5_buckets reads None, text and
+#: float distances, and "no" as bidirectional=True). Not run: move each to SPECS (and out of
+#: PENDING) with its fix.
+AWAITING_FIX: dict[str, Spec] = {
+    "dldna.attention.entropy": Spec({"weights": Floats((3, 4), nonneg=True, any_rank=True,
+                                                       extra_invalid=(-torch.ones(3, 4),))}),
+    "dldna.positional.t5_buckets": Spec(
+        {"distances": Fixed(lambda: positional.relative_distances(6), bad=(None, "x", torch.ones(3, 3))),
+         "num_buckets": Choice((8, 16, 32)), "max_distance": Int(8, 128), "bidirectional": Bool()}),
+}
 
 def _spanish_refusal(spec: Spec, call):
     """``call()`` is refused in Spanish: an exception, or an explorer that shows the message."""
