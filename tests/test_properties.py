@@ -1252,6 +1252,25 @@ SPECS: dict[str, Spec] = {
          "n_heads": Choice((1, 2, 4)), "n_encoder_layers": Int(1, 3), "d_ff": Int(1, 64),
          "dropout": Num(0, 1, open_hi=True, typical=(0, 0.9)), "norm_first": Bool(),
          "activation": Choice(("relu", "gelu"))}),
+    "dldna.transformer.DeepStack": Spec(
+        {"depth": Int(1, 6), "width": Int(1, 8), "residual": Bool()},
+        call=_no_grad(lambda depth, width, residual: _seeded(transformer.DeepStack, depth, width,
+                                                             residual=residual)(torch.ones(2, width)))),
+    "dldna.transformer.InputEmbedding": Spec(
+        {"vocab": Choice((5,)), "d_model": Choice((2, 4, 8)), "ids": Ids((2, 4), 5),
+         "positional": Choice(("sinusoidal", "learned")),
+         "dropout": Num(0, 1, open_hi=True, typical=(0, 0.5))},
+        call=_no_grad(lambda vocab, d_model, ids, **kw: _seeded(transformer.InputEmbedding, vocab, d_model,
+                                                                max_len=16, **kw).eval()(ids))),
+    "dldna.transformer.PositionalEncoding": Spec(
+        {"d_model": Choice((2, 4, 8)), "max_len": Int(5, 32), "kind": Choice(("sinusoidal",))},
+        call=_no_grad(lambda d_model, **kw: _seeded(transformer.PositionalEncoding, d_model, **kw)(
+            torch.zeros(2, 5, d_model)))),
+    "dldna.language_models.LanguageModel": Spec(
+        {"vocab": Choice((12,)), "n_heads": Choice((1, 2)), "causal": Bool(), "ids": Ids((2, 5), 12)},
+        call=_no_grad(lambda vocab, n_heads, causal, ids: _seeded(
+            language_models.LanguageModel, vocab, d_model=8, n_heads=n_heads, n_layers=1, d_ff=16, max_len=16,
+            causal=causal).eval()(ids))),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -1271,34 +1290,62 @@ RETURNED = {
 
 #: Public names without a spec yet (issue 29, to do). This list may only shrink.
 PENDING = {
+    "dldna.positional.LearnedPositionalEncoding", "dldna.positional.T5RelativeBias",
+    "dldna.positional.ShawRelativePosition", "dldna.positional.shaw_attention",
+    "dldna.language_models.BigramModel",
+    "dldna.language_models.causal_lm_loss", "dldna.language_models.perplexity",
+    "dldna.language_models.sense_similarities", "dldna.language_models.span_restore",
+    "dldna.language_models.span_corrupt", "dldna.language_models.mask_tokens",
+    "dldna.language_models.sentence_batches",
     "dldna.attention.entropy", "dldna.positional.t5_buckets",
     "dldna.attention.CollaborativeAttention",
-    "dldna.language_models.BigramModel", "dldna.language_models.LanguageModel",
     "dldna.language_models.SequenceClassifier", "dldna.language_models.accuracy",
-    "dldna.language_models.benchmark", "dldna.language_models.causal_lm_loss",
+    "dldna.language_models.benchmark",
     "dldna.language_models.classification_loss", "dldna.language_models.contextual_vectors",
-    "dldna.language_models.encode_sentences", "dldna.language_models.mask_tokens",
+    "dldna.language_models.encode_sentences",
     "dldna.language_models.masked_batches", "dldna.language_models.masked_lm_loss",
-    "dldna.language_models.next_word_probs", "dldna.language_models.perplexity",
+    "dldna.language_models.next_word_probs",
     "dldna.language_models.pretrain", "dldna.language_models.prompt_step",
-    "dldna.language_models.sense_similarities", "dldna.language_models.sentence_batches",
-    "dldna.language_models.span_corrupt", "dldna.language_models.span_restore",
-    "dldna.positional.LearnedPositionalEncoding", "dldna.positional.PositionProbe",
-    "dldna.positional.ShawRelativePosition",
-    "dldna.positional.T5RelativeBias",
+    "dldna.positional.PositionProbe",
     "dldna.positional.lag_attention", "dldna.positional.probe_accuracy",
-    "dldna.positional.shaw_attention",
-    "dldna.transformer.DeepStack", "dldna.transformer.InputEmbedding",
-    "dldna.transformer.PositionalEncoding",
     "dldna.transformer.trace_shapes",
 }
 
 
 #: Specs written for names of modules another session was editing, which fail until their
-#: function is fixed (negative weights give an entropy; t5_buckets reads None, text and
-#: float distances, and "no" as bidirectional=True). Not run: move each to SPECS (and out of
-#: PENDING) with its fix.
+#: function is fixed (see the report of branch s6-props: e.g. negative weights give an
+#: entropy; "no" is read as True by t5_buckets, T5RelativeBias and LearnedPositionalEncoding;
+#: the language-model helpers raise PyTorch's or Python's English). Not run: move each to
+#: SPECS (and out of PENDING) with its fix.
 AWAITING_FIX: dict[str, Spec] = {
+    "dldna.positional.LearnedPositionalEncoding": Spec(
+        {"d_model": Int(1, 8), "max_len": Int(5, 16), "scale_input": Bool()},
+        call=_no_grad(lambda d_model, **kw: _seeded(positional.LearnedPositionalEncoding, d_model, **kw)(
+            torch.zeros(2, 5, d_model)))),
+    "dldna.positional.T5RelativeBias": Spec(
+        {"num_heads": Int(1, 4), "num_buckets": Choice((8, 16, 32)), "max_distance": Int(8, 128),
+         "bidirectional": Bool()},
+        call=_no_grad(lambda **kw: _seeded(positional.T5RelativeBias, **kw)(5, 5))),
+    "dldna.language_models.causal_lm_loss": Spec(
+        {"model": Fixed(_gpt, bad=NOT_A_MODULE), "ids": Ids((2, 5), 12, lo=1)},
+        call=_no_grad(language_models.causal_lm_loss)),
+    "dldna.language_models.perplexity": Spec({"model": Fixed(_gpt, bad=NOT_A_MODULE),
+                                              "ids": Ids((2, 5), 12, lo=1)}),
+    "dldna.language_models.sense_similarities": Spec({"a": Floats((3, 4)), "b": Floats((2, 4))}),
+    "dldna.language_models.span_restore": Spec(
+        {"inputs": Fixed(lambda: ["el", "<X0>", "come"], bad=(None, "el gato", 3)),
+         "targets": Fixed(lambda: ["<X0>", "gato"], bad=(None, "gato", 3))}),
+    "dldna.language_models.span_corrupt": Spec(
+        {"words": Fixed(lambda: ["el", "gato", "come", "pescado"], bad=(None, "el gato", [], 3)),
+         "rng": Fixed(lambda: random.Random(0), bad=(None, 0, "semilla")), "rate": Num(0, 1, open_lo=True,
+                                                                                        open_hi=True),
+         "mean_span": Int(1, 3)}),
+    "dldna.language_models.mask_tokens": Spec(
+        {"ids": Ids((2, 6), 12, lo=4), "mask_id": Int(3, 3, refuse_below=False), "first_word": Int(4, 4),
+         "vocab": Int(12, 12), "prob": PROBABILITY}, call=lambda **kw: language_models.mask_tokens(**kw)[0]),
+    "dldna.language_models.sentence_batches": Spec(
+        {"ids": Ids((6, 5), 12), "batch_size": Int(1, 6), "seed": SEED},
+        call=lambda **kw: language_models.sentence_batches(**kw)(0)),
     "dldna.attention.entropy": Spec({"weights": Floats((3, 4), nonneg=True, any_rank=True,
                                                        extra_invalid=(-torch.ones(3, 4),))}),
     "dldna.positional.t5_buckets": Spec(
