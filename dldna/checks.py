@@ -47,6 +47,9 @@ __all__ = [
     "one_of",
     "device",
     "device_of",
+    "module",
+    "function",
+    "rng",
     "dtype_of",
     "as_tensor",
     "features",
@@ -210,6 +213,36 @@ def _module(module) -> nn.Module:
     if not isinstance(module, nn.Module):
         raise TypeError(f"Se esperaba un modelo de PyTorch (nn.Module); se recibió {type(module).__name__}.")
     return module
+
+
+def _shown(value) -> str:
+    """The type of ``value`` and, when short, its text (a whole model's repr is pages long)."""
+    text = repr(value)
+    return f"{type(value).__name__}: {text}" if len(text) <= 60 else type(value).__name__
+
+
+def module(value, name: str) -> nn.Module:
+    """``value`` if it is a PyTorch module (a model or a layer)."""
+    if not isinstance(value, nn.Module):
+        raise TypeError(f"{name} debe ser un modelo de PyTorch (nn.Module); se recibió {_shown(value)}.")
+    return value
+
+
+def function(value, name: str, what: str = "una función"):
+    """``value`` if it can be called (``what`` says what the function maps, in Spanish)."""
+    if not callable(value):
+        raise TypeError(f"{name} debe ser {what}; se recibió {_shown(value)}.")
+    return value
+
+
+def rng(value, name: str = "rng"):
+    """``value`` if it is a ``random.Random`` (the generator a task draws its examples from)."""
+    import random
+
+    if not isinstance(value, random.Random):
+        raise TypeError(f"{name} debe ser un generador random.Random, p. ej. random.Random(0); "
+                        f"se recibió {_shown(value)}.")
+    return value
 
 
 def device_of(module: nn.Module) -> torch.device:

@@ -96,6 +96,7 @@ class Sentence:
 
 def sentence(rng: random.Random, kind: str | None = None) -> Sentence:
     """Draw one sentence of ``kind`` (default: a kind at random, equally likely)."""
+    checks.rng(rng)
     kind = rng.choice(KINDS) if kind is None else checks.one_of(kind, "kind", KINDS)
     person = rng.choice(PEOPLE)
     if kind == "ocio":
@@ -120,16 +121,21 @@ def generate(n: int, seed: int = 0, kinds: tuple[str, ...] | None = None) -> lis
     """``n`` sentences, deterministically from ``seed``; ``kinds`` restricts
     them to some kinds (drawn equally often)."""
     checks.positive_int(n, "n")
-    rng = random.Random(seed)
+    # random.Random would take any text or float as a seed without a word.
+    rng = random.Random(checks.non_negative_int(seed, "seed (semilla)"))
     if kinds is not None:
-        for kind in kinds:
-            checks.one_of(kind, "kinds", KINDS)
+        if isinstance(kinds, str):  # one kind written alone: its letters are not kinds
+            raise TypeError(f"kinds debe ser una lista de tipos de frase, p. ej. ({kinds!r},); "
+                            f"se recibió el texto {kinds!r}.")
+        kinds = checks.sequence(kinds, "kinds", lambda k, name: checks.one_of(k, name, KINDS))
     return [sentence(rng, rng.choice(kinds) if kinds else None) for _ in range(n)]
 
 
 def split_held_out(train: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:
     """The ``candidates`` whose words never occur as a training sentence
     (held-out sentences that are new, not repeats of training ones)."""
+    train = _sentences(train, "train")
+    candidates = _sentences(candidates, "candidates")
     seen = {s.words for s in train}
     return [s for s in candidates if s.words not in seen]
 
@@ -137,7 +143,19 @@ def split_held_out(train: list[Sentence], candidates: list[Sentence]) -> list[Se
 def with_word_at(sentences: list[Sentence], word: str, index: int) -> list[Sentence]:
     """The sentences whose word number ``index`` (from 0) is ``word``: to compare
     a word in two contexts at the same position (a control for position)."""
+    sentences = _sentences(sentences, "sentences")
+    word = checks.text(word, "word")
+    index = checks.non_negative_int(index, "index (posición de la palabra, desde 0)")
     return [s for s in sentences if len(s.words) > index and s.words[index] == word]
+
+
+def _sentences(value, name: str) -> list[Sentence]:
+    """A list of :class:`Sentence` (as :func:`generate` returns), or a Spanish refusal."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) \
+            or not all(isinstance(s, Sentence) for s in value):
+        raise TypeError(f"{name} debe ser una lista de frases (Sentence), como las que devuelve "
+                        f"generate; se recibió {type(value).__name__}.")
+    return list(value)
 
 
 def tokenizer() -> Tokenizer:

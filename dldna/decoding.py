@@ -429,7 +429,9 @@ class TreeRecorder(BeamObserver):
     """Records the search of one input (``row``) as a :class:`BeamTree`."""
 
     def __init__(self, row: int, beam_width: int, bos_id: int):
-        self.row = row
+        self.row = checks.non_negative_int(row, "row (la entrada que se registra)")
+        beam_width = checks.positive_int(beam_width, "beam_width (anchura del haz)")
+        bos_id = checks.non_negative_int(bos_id, "bos_id")
         self.tree = BeamTree(beam_width, [BeamNode(0, None, bos_id, 0, 0.0, "root")])
         self._slots = [0] * beam_width  # tree node of each live beam slot
         self._next_slots: list[int] = []
@@ -519,6 +521,10 @@ def beam_search(
     if trace is not None and (not _is_int(trace) or not 0 <= trace < batch):
         raise ValueError(f"trace debe ser el índice de una entrada del lote (0 a {batch - 1}); "
                          f"se recibió {trace!r}.")
+    if observer is not None and not (callable(getattr(observer, "candidate", None))
+                                     and callable(getattr(observer, "answer", None))):
+        raise TypeError("observer debe ser un BeamObserver (con los métodos candidate y answer) o None; "
+                        f"se recibió {type(observer).__name__}.")
     observers = [o for o in (observer, TreeRecorder(trace, k, bos_id) if trace is not None else None)
                  if o is not None]
 

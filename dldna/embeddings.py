@@ -142,8 +142,10 @@ def generate_corpus(n_sentences: int = 6000, seed: int = 0) -> list[list[str]]:
 # ---------------------------------------------------------------------------
 
 
-class UnknownWordError(KeyError):
-    """A word that is not in the vocabulary (a ``KeyError`` with a Spanish message)."""
+class UnknownWordError(KeyError, ValueError):
+    """A word that is not in the vocabulary (a ``KeyError`` with a Spanish message).
+
+    Also a ``ValueError``: like every refusal of a reader's input in the book."""
 
     def __str__(self) -> str:  # KeyError would print the message between quotes
         return str(self.args[0]) if self.args else ""
@@ -175,12 +177,17 @@ class Vocabulary:
     _index: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.words, (list, tuple)) or not all(isinstance(w, str) for w in self.words):
+            raise TypeError(f"words debe ser una lista de palabras (textos); se recibió {self.words!r:.80}.")
+        self.words = list(self.words)
+        self.counts = checks.sequence(self.counts, "counts", checks.non_negative_int, minimum=0)
         if len(self.words) != len(self.counts):
             raise ValueError("words y counts deben tener la misma longitud.")
         self._index = {w: i for i, w in enumerate(self.words)}
 
     @classmethod
     def from_sentences(cls, sentences: list[list[str]]) -> Vocabulary:
+        sentences = _sentences(sentences)
         counter = Counter(w for s in sentences for w in s)
         if not counter:
             raise ValueError("El corpus está vacío: no hay ninguna palabra con la que formar "
@@ -200,6 +207,9 @@ class Vocabulary:
         Raises:
             UnknownWordError: the word is not in the vocabulary.
         """
+        if not isinstance(word, str):
+            raise TypeError(f"Una palabra debe ser un texto (str); se recibió "
+                            f"{type(word).__name__}: {word!r:.60}.")
         try:
             return self._index[word]
         except KeyError:
@@ -212,14 +222,41 @@ class Vocabulary:
             ) from None
 
     def encode(self, words: list[str]) -> list[int]:
-        return [self.index(w) for w in words]
+        return [self.index(w) for w in _words(words)]
+
+
+def _words(words) -> list[str]:
+    """A list of words (a text is not: its letters are not words)."""
+    if isinstance(words, str):
+        raise TypeError(f"Se esperaba una lista de palabras; se recibió el texto {words!r:.60} "
+                        "(para partir una frase en palabras usa tokenize).")
+    if not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
+        raise TypeError(f"Se esperaba una lista de palabras (textos); se recibió {words!r:.80}.")
+    return list(words)
+
+
+def _sentences(sentences) -> list[list[str]]:
+    """A corpus: a list of sentences, each a list of words (as :func:`generate_corpus` returns)."""
+    if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)):
+        raise TypeError("sentences debe ser una lista de frases, cada una una lista de palabras "
+                        f"(como devuelve generate_corpus); se recibió {type(sentences).__name__}.")
+    return [_words(s) for s in sentences]
+
+
+def _vocabulary(vocab) -> Vocabulary:
+    if not isinstance(vocab, Vocabulary):
+        raise TypeError(f"vocab debe ser un Vocabulary (p. ej. Vocabulary.from_sentences(corpus)); "
+                        f"se recibió {type(vocab).__name__}.")
+    return vocab
 
 
 def one_hot(words: list[str], vocab: Vocabulary) -> Tensor:
     """One-hot vectors of ``words``: shape ``(len(words), len(vocab))``."""
+    words = _words(words)
+    vocab = _vocabulary(vocab)
     if len(words) == 0:
         raise ValueError("La lista de palabras está vacía: se necesita al menos una.")
-    idx = torch.tensor(vocab.encode(list(words)))
+    idx = torch.tensor(vocab.encode(words))
     return nn.functional.one_hot(idx, num_classes=len(vocab)).float()
 
 
@@ -231,6 +268,8 @@ def one_hot(words: list[str], vocab: Vocabulary) -> Tensor:
 def skipgram_pairs(sentences: list[list[str]], vocab: Vocabulary, window: int = 2) -> Tensor:
     """(center, context) index pairs within ``window`` words: shape ``(n_pairs, 2)``."""
     window = checks.positive_int(window, "window (la ventana)")
+    sentences = _sentences(sentences)
+    vocab = _vocabulary(vocab)
     pairs = []
     for sentence in sentences:
         ids = vocab.encode(sentence)
@@ -263,6 +302,13 @@ class SkipGramNegativeSampling(nn.Module):
 
     def forward(self, center: Tensor, context: Tensor, negatives: Tensor) -> Tensor:
         """Mean loss. Shapes: center ``(B,)``, context ``(B,)``, negatives ``(B, k)``."""
+        vocab = self.center.num_embeddings
+        center = checks.ids(center, "center", vocab_size=vocab, like=self, ndim=1)
+        context = checks.ids(context, "context", vocab_size=vocab, like=self, ndim=1)
+        negatives = checks.ids(negatives, "negatives", vocab_size=vocab, like=self, ndim=2)
+        if not (len(center) == len(context) == len(negatives)):
+            raise ValueError(f"center, context y negatives deben tener el mismo número de filas; "
+                             f"tienen {len(center)}, {len(context)} y {len(negatives)}.")
         v = self.center(center)  # (B, d)
         pos = (self.context(context) * v).sum(-1)  # (B,)
         neg = torch.einsum("bkd,bd->bk", self.context(negatives), v)  # (B, k)
@@ -301,6 +347,8 @@ class WordVectors:
 
     def __init__(self, vocab: Vocabulary, vectors: Tensor, losses: list[float] | None = None,
                  seconds: float = 0.0):
+        vocab = _vocabulary(vocab)
+        vectors = checks.features(vectors, "vectors", finite=True)
         if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
             raise ValueError(
                 f"Se esperaba una matriz de forma ({len(vocab)}, d); "
@@ -308,8 +356,8 @@ class WordVectors:
             )
         self.vocab = vocab
         self.vectors = vectors.detach().float().cpu()
-        self.losses = list(losses or [])
-        self.seconds = seconds
+        self.losses = [] if losses is None else checks.sequence(losses, "losses", checks.real, minimum=0)
+        self.seconds = checks.non_negative_number(seconds, "seconds")
 
     @property
     def dim(self) -> int:
@@ -322,9 +370,10 @@ class WordVectors:
         """Stack the vectors of ``words`` (a list or a sentence): shape ``(n, d)``."""
         if isinstance(words, str):
             words = tokenize(words)
+        words = _words(words)
         if len(words) == 0:
             raise ValueError("La frase está vacía: se necesita al menos una palabra.")
-        return self.vectors[torch.tensor(self.vocab.encode(list(words)))]
+        return self.vectors[torch.tensor(self.vocab.encode(words))]
 
     def _unit(self) -> Tensor:
         return self.vectors / self.vectors.norm(dim=1, keepdim=True).clamp_min(1e-12)
@@ -341,10 +390,11 @@ class WordVectors:
         A word query is excluded from its own neighbours.
         """
         k = checks.positive_int(k, "k")
+        exclude = _words(exclude)
         if isinstance(query, str):
-            exclude = tuple(exclude) + (query,)
+            exclude = [*exclude, query]
             query = self[query]
-        query = torch.as_tensor(query, dtype=torch.float32)
+        query = checks.features(query, "query (la consulta)", dtype=torch.float32, finite=True)
         if query.shape != (self.dim,):
             raise ValueError(
                 f"El vector de consulta debe tener {self.dim} dimensiones; "
@@ -375,7 +425,10 @@ def train_word2vec(
     ``config`` to :class:`Word2VecConfig` (the same on every device). Seeded through
     :func:`dldna.runtime.seed_everything`, so a CPU run is reproducible.
     """
-    dev = runtime.get_device(device) if not isinstance(device, torch.device) else device
+    dev = checks.device(device)
+    seed = checks.non_negative_int(seed, "seed (semilla)")
+    if sentences is not None:
+        sentences = _sentences(sentences)
     if config is not None and not isinstance(config, Word2VecConfig):
         raise TypeError(f"config debe ser un Word2VecConfig; se recibió {type(config).__name__}.")
     cfg = config or Word2VecConfig()

@@ -41,7 +41,7 @@ class GRUSeq2Seq(nn.Module):
         super().__init__()
         self.hidden = checks.positive_int(hidden, "hidden")
         self.vocab_size = checks.positive_int(vocab_size, "vocab_size", minimum=2)
-        self.attention = bool(attention)
+        self.attention = checks.boolean(attention, "attention")
         self.embed = nn.Embedding(self.vocab_size, self.hidden)
         # Bidirectional, as in Bahdanau et al.: each state knows both ends of the
         # string. Half the units per direction keeps ``hidden`` numbers per state.
@@ -73,8 +73,11 @@ class GRUSeq2Seq(nn.Module):
 
         ``tgt_in`` is the target shifted right: ``BOS`` then the first ``T-1`` tokens.
         """
-        src = checks.ids(src, "src", vocab_size=self.vocab_size, like=self)
-        tgt_in = checks.ids(tgt_in, "tgt_in", vocab_size=self.vocab_size, like=self)
+        src = checks.ids(src, "src", vocab_size=self.vocab_size, like=self, ndim=2)
+        tgt_in = checks.ids(tgt_in, "tgt_in", vocab_size=self.vocab_size, like=self, ndim=2)
+        if len(src) != len(tgt_in) or 0 in src.shape or 0 in tgt_in.shape:
+            raise ValueError(f"src {tuple(src.shape)} y tgt_in {tuple(tgt_in.shape)} deben tener las mismas "
+                             "frases (la primera dimensión) y al menos un tóken cada una.")
         states, s = self._encode(src)
         logits, weights = [], []
         for t in range(tgt_in.shape[1]):
@@ -88,7 +91,10 @@ class GRUSeq2Seq(nn.Module):
     def generate(self, src: Tensor, length: int) -> tuple[Tensor, Tensor | None]:
         """Greedy decoding of ``length`` tokens: ids ``(B, length)`` and weights ``(B, length, S)``."""
         length = checks.positive_int(length, "length")
-        src = checks.ids(src, "src", vocab_size=self.vocab_size, like=self)
+        src = checks.ids(src, "src", vocab_size=self.vocab_size, like=self, ndim=2)
+        if 0 in src.shape:
+            raise ValueError(f"src debe tener al menos una frase con un tóken; "
+                             f"tiene forma {tuple(src.shape)}.")
         states, s = self._encode(src)
         token = torch.full((src.shape[0],), BOS, dtype=torch.long, device=src.device)
         out, weights = [], []
@@ -105,6 +111,7 @@ def reversal_batch(batch_size: int, length: int, rng: random.Random) -> tuple[Te
     """Random digit strings ``(B, length)`` and their reversals ``(B, length)``."""
     batch_size = checks.positive_int(batch_size, "batch_size")
     length = checks.positive_int(length, "length")
+    checks.rng(rng)
     src = torch.tensor([[rng.randrange(10) for _ in range(length)] for _ in range(batch_size)])
     return src, src.flip(1)
 
@@ -142,6 +149,8 @@ def train_reversal(attention: bool, *, lengths: tuple[int, ...] = (4, 8, 12, 16)
     lengths = tuple(checks.positive_int(n, "cada longitud de lengths") for n in lengths)
     steps = checks.positive_int(steps, "steps")
     lr = checks.positive_number(lr, "lr")
+    batch_size = checks.positive_int(batch_size, "batch_size")
+    test_size = checks.positive_int(test_size, "test_size")
     runtime.seed_everything(seed)
     rng = random.Random(seed)
     model = GRUSeq2Seq(hidden, attention)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import pickle
 import sys
 import time
@@ -111,14 +112,36 @@ def noam_scheduler(optimizer: torch.optim.Optimizer, d_model: int, warmup: int =
     :func:`noam_rate` (as :func:`noam_optimizer` does). Call
     ``scheduler.step()`` after every ``optimizer.step()``.
     """
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, noam_lambda(d_model, warmup, factor))
+    return torch.optim.lr_scheduler.LambdaLR(_optimizer(optimizer), noam_lambda(d_model, warmup, factor))
 
 
 def noam_optimizer(params: Iterable, d_model: int, warmup: int = 4000, factor: float = 1.0,
                    ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
     """Adam with the paper's settings (β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹) and the Noam schedule."""
-    optimizer = torch.optim.Adam(params, lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    noam_rate(1, d_model, warmup, factor)  # validate before building anything
+    optimizer = torch.optim.Adam(_parameters(params), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     return optimizer, noam_scheduler(optimizer, d_model, warmup, factor)
+
+
+def _parameters(params) -> list:
+    """``params`` (``model.parameters()``, a list of tensors or of parameter groups) as a list."""
+    if isinstance(params, (Tensor, str, bytes, dict)) or not isinstance(params, Iterable):
+        raise TypeError("params debe ser los parámetros de un modelo, p. ej. modelo.parameters(); "
+                        f"se recibió {type(params).__name__}.")
+    params = list(params)
+    if not params:
+        raise ValueError("params está vacío: el modelo no tiene parámetros que entrenar.")
+    if not all(isinstance(p, Tensor) or isinstance(p, dict) for p in params):
+        raise TypeError("params debe contener tensores (los parámetros de un modelo, p. ej. "
+                        "modelo.parameters()).")
+    return params
+
+
+def _optimizer(optimizer) -> torch.optim.Optimizer:
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError("optimizer debe ser un optimizador de PyTorch (p. ej. torch.optim.Adam); "
+                        f"se recibió {type(optimizer).__name__}.")
+    return optimizer
 
 
 # ---------------------------------------------------------------------------
@@ -215,7 +238,10 @@ def seq2seq_loss(model: nn.Module, src: Tensor, tgt: Tensor, *, pad_id: int = 0,
     ``tgt`` starts with a begin-of-sequence token, so position ``t`` of the
     decoder's input predicts the token at ``t + 1``.
     """
-    if tgt.dim() != 2 or tgt.shape[1] < 2:
+    checks.module(model, "model")
+    tgt = checks.ids(tgt, "tgt (la salida esperada)", ndim=2)
+    pad_id = checks.non_negative_int(pad_id, "pad_id")
+    if tgt.shape[1] < 2:
         raise ValueError(
             "tgt debe tener forma (batch, T) con T ≥ 2: un tóken de inicio y al menos un tóken "
             f"que predecir; se recibió {tuple(tgt.shape)}."
@@ -256,8 +282,8 @@ def _batches(batches) -> Callable[[int], object]:
         iterator = iter(batches)
     except TypeError:
         raise TypeError(
-            "batches debe ser una función paso → lote, un iterable de lotes o una tupla de "
-            f"tensores (un lote fijo); se recibió {type(batches).__name__}."
+            "batches debe ser una función paso → lote, una lista o un generador de lotes, o una tupla "
+            f"de tensores (un lote fijo); se recibió {type(batches).__name__}."
         ) from None
 
     def following(_step: int):
@@ -302,6 +328,14 @@ def train_steps(
     used by each step. A loss that stops being finite raises
     ``FloatingPointError`` when it is read (naming its step).
     """
+    checks.module(model, "model")
+    _optimizer(optimizer)
+    checks.function(loss_fn, "loss_fn", "una función (modelo, lote) → pérdida")
+    if scheduler is not None and not callable(getattr(scheduler, "step", None)):
+        raise TypeError(f"scheduler debe ser un planificador de PyTorch (con .step()) o None; "
+                        f"se recibió {type(scheduler).__name__}.")
+    if on_step is not None:
+        checks.function(on_step, "on_step", "una función (pasos hechos, historia)")
     steps = checks.non_negative_int(steps, "steps")
     read_every = checks.positive_int(read_every, "read_every")
     if grad_clip is not None:
@@ -348,6 +382,12 @@ def layer_gradient_norms(layers: Sequence[nn.Module]) -> list[float]:
 
     Parameters without a gradient count as zero.
     """
+    if isinstance(layers, nn.Module) and not isinstance(layers, (nn.ModuleList, nn.Sequential)):
+        layers = [layers]
+    if isinstance(layers, (str, bytes, Tensor)) or not isinstance(layers, Iterable):
+        raise TypeError("layers debe ser una lista de capas (nn.Module), p. ej. modelo.decoder.layers; "
+                        f"se recibió {type(layers).__name__}.")
+    layers = [checks.module(layer, "Cada capa de layers") for layer in layers]
     norms = []
     for layer in layers:
         grads = [p.grad.detach().flatten() for p in layer.parameters() if p.grad is not None]
@@ -573,8 +613,14 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
     Returns a :class:`FitResult`; ``wall_s`` includes the evaluations, and
     on a GPU it waits for the last step to finish before stopping the clock.
     """
+    checks.module(model, "model")
     dev = checks.device(device)
     get = _batches(batches)
+    progress = checks.boolean(progress, "progress")
+    seed = checks.non_negative_int(seed, "seed (semilla)")
+    if isinstance(snapshots, (str, bytes)) or not isinstance(snapshots, Iterable):
+        raise TypeError("snapshots debe ser una lista de pasos, p. ej. (100, 200); "
+                        f"se recibió {type(snapshots).__name__}: {snapshots!r}.")
     if not callable(loss_fn):
         raise TypeError(f"loss_fn debe ser una función (modelo, lote) → pérdida; se recibió {loss_fn!r}.")
     if evaluate is not None and not callable(evaluate):
@@ -654,6 +700,12 @@ def _plain(value):
     return value
 
 
+def _path(path) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise TypeError(f"path debe ser la ruta de un archivo (un texto o un Path); se recibió {path!r}.")
+    return Path(path)
+
+
 def save_checkpoint(model: nn.Module, path, *, extra: dict | None = None):
     """Save ``model`` (a :class:`dldna.transformer.Transformer`) to ``path``.
 
@@ -669,7 +721,10 @@ def save_checkpoint(model: nn.Module, path, *, extra: dict | None = None):
             "save_checkpoint guarda modelos de dldna.transformer.Transformer (con su "
             f"configuración en model.config); se recibió {type(model).__name__}."
         )
-    path = Path(path)
+    path = _path(path)
+    if extra is not None and not isinstance(extra, dict):
+        raise TypeError(f"extra debe ser un diccionario de valores simples o None; se recibió "
+                        f"{type(extra).__name__}.")
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save({
         "format": _CHECKPOINT_FORMAT,
@@ -700,7 +755,7 @@ def load_checkpoint(path, model: nn.Module | None = None, *, device=None):
         CheckpointError: the file is corrupt, is not a checkpoint of this
             book, or does not fit ``model`` (the message says what differs).
     """
-    path = Path(path)
+    path = _path(path)
     dev = checks.device(device)
     if not path.is_file():
         raise FileNotFoundError(f"No existe el punto de control {str(path)!r}.")

@@ -127,10 +127,10 @@ def patchify(images: Tensor, patch_size: int) -> Tensor:
 def unpatchify(patches: Tensor, patch_size: int, height: int, width: int | None = None) -> Tensor:
     """Inverse of :func:`patchify`: ``(B, N, C·p·p)`` → ``(B, C, H, W)``."""
     p = _check_int(patch_size, "patch_size (tamaño del parche)")
-    width = height if width is None else width
+    height = _check_int(height, "height (alto de la imagen)")
+    width = height if width is None else _check_int(width, "width (ancho de la imagen)")
     _check_divisible(height, width, p)
-    if not isinstance(patches, Tensor) or patches.dim() != 3:
-        raise ValueError("Los parches deben ser un tensor (batch, parches, valores por parche).")
+    patches = checks.features(patches, "Los parches", ndim=3, what="(batch, parches, valores por parche)")
     b, n, dim = patches.shape
     gh, gw = height // p, width // p
     if n != gh * gw or dim % (p * p):
@@ -422,6 +422,12 @@ def load_digits_split(test_size: float = 0.25, seed: int = 0) -> DigitsSplit:
         )
     seed = _check_int(seed, "seed (semilla)", minimum=0)
     digits = load_digits()
+    n_test = math.ceil(test_size * len(digits.target))  # as train_test_split counts it
+    if not 10 <= n_test <= len(digits.target) - 10:
+        raise ValueError(
+            f"test_size={test_size!r} deja {n_test} imágenes de prueba de {len(digits.target)}: cada "
+            "conjunto necesita al menos una imagen de cada uno de los 10 dígitos."
+        )
     x_tr, x_te, y_tr, y_te = train_test_split(
         digits.images, digits.target, test_size=test_size, stratify=digits.target, random_state=seed)
 
@@ -453,12 +459,16 @@ class TinyCNN(nn.Module):
         self.net = nn.Sequential(
             nn.Conv2d(1, c, 3, padding=1), nn.ReLU(),
             nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU(),
-            nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(dropout),
-            nn.Linear(2 * c * 16, n_classes),
+            nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(checks.probability(dropout, "dropout")),
+            nn.Linear(2 * c * 16, _check_int(n_classes, "n_classes", minimum=2)),
         )
 
     def forward(self, images: Tensor) -> Tensor:
-        return self.net(_check_images(images, like=self))
+        images = _check_images(images, like=self)
+        if tuple(images.shape[1:]) != (1, 8, 8):
+            raise ValueError(f"TinyCNN espera imágenes de forma (1, 8, 8); "
+                             f"se recibió {tuple(images.shape[1:])}.")
+        return self.net(images)
 
 
 class MLP(nn.Module):
@@ -470,13 +480,19 @@ class MLP(nn.Module):
     def __init__(self, hidden: int = 128, n_classes: int = 10, dropout: float = 0.1,
                  n_pixels: int = 64):
         super().__init__()
+        self.n_pixels = _check_int(n_pixels, "n_pixels")
         self.net = nn.Sequential(
-            nn.Flatten(), nn.Linear(n_pixels, _check_int(hidden, "hidden")), nn.ReLU(),
-            nn.Dropout(dropout), nn.Linear(hidden, n_classes),
+            nn.Flatten(), nn.Linear(self.n_pixels, _check_int(hidden, "hidden")), nn.ReLU(),
+            nn.Dropout(checks.probability(dropout, "dropout")),
+            nn.Linear(hidden, _check_int(n_classes, "n_classes", minimum=2)),
         )
 
     def forward(self, images: Tensor) -> Tensor:
-        return self.net(_check_images(images, like=self))
+        images = _check_images(images, like=self)
+        if images[0].numel() != self.n_pixels:
+            raise ValueError(f"Este MLP espera imágenes de {self.n_pixels} píxeles; se recibió la forma "
+                             f"{tuple(images.shape[1:])} ({images[0].numel()} valores).")
+        return self.net(images)
 
 
 # ---------------------------------------------------------------------------
@@ -492,6 +508,7 @@ RECIPE = Recipe(steps=440, batch_size=128, lr=3e-3, warmup=44, smoothing=0.1, we
 @torch.no_grad()
 def accuracy(model: nn.Module, images: Tensor, labels: Tensor, batch_size: int = 512) -> float:
     """Fraction of ``images`` whose predicted class (arg max of the logits) is ``labels``."""
+    checks.module(model, "model")
     images = _check_images(images, like=model)
     labels = checks.ids(labels, "Las etiquetas", ndim=1)
     if len(labels) != len(images):
@@ -507,6 +524,8 @@ def accuracy(model: nn.Module, images: Tensor, labels: Tensor, batch_size: int =
     hits = 0
     for k in range(0, len(labels), batch_size):
         logits = model(images[k:k + batch_size].to(device))
+        # A label the model has no class for would only ever count as a miss.
+        checks.ids(labels[k:k + batch_size], "Las etiquetas", vocab_size=logits.shape[-1])
         hits += int((logits.argmax(-1).cpu() == labels[k:k + batch_size].cpu()).sum())
     return hits / len(labels)
 
@@ -523,10 +542,13 @@ def fit(model: nn.Module, data: DigitsSplit, recipe: Recipe = RECIPE, *, seed: i
     initialisation yourself (``seed_everything`` before building it); ``fit``
     seeds dropout. Measure the result with :func:`accuracy`.
     """
+    checks.module(model, "model")
     if not isinstance(data, DigitsSplit):
         raise TypeError(
             f"data debe ser un DigitsSplit (load_digits_split); se recibió {type(data).__name__}."
         )
+    if not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
     dev = checks.device(device)
     seed = _check_int(seed, "seed (semilla)", minimum=0)
     x, y = data.x_train.to(dev), data.y_train.to(dev)
@@ -680,7 +702,11 @@ def neighbour_agreement(similarity: Tensor) -> float:
     expected score is the fraction of neighbours among the other patches
     (about ``8 / (g² − 1)`` away from the border).
     """
+    similarity = checks.features(similarity, "similarity", ndim=4, what="(g, g, g, g)")
     g = similarity.shape[0]
+    if tuple(similarity.shape) != (g,) * 4 or g < 2:
+        raise ValueError(f"similarity debe tener forma (g, g, g, g) con g ≥ 2, como la que devuelve "
+                         f"position_similarity; tiene forma {tuple(similarity.shape)}.")
     flat = similarity.reshape(g * g, g * g).clone()
     flat.fill_diagonal_(-float("inf"))
     best = flat.argmax(dim=-1)

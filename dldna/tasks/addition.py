@@ -39,6 +39,7 @@ from dldna.tasks.base import (
     Example,
     Task,
     Tokenizer,
+    _recipe,
     benchmark_task,
     exact_match,
     greedy_decoder,
@@ -171,6 +172,8 @@ def setup(task: AdditionTask | None = None) -> tuple[TransformerConfig, Recipe]:
     and because the gap between the orders is a gap in *speed* of learning:
     with many more steps both orders end near 100 %.
     """
+    if task is not None and not isinstance(task, AdditionTask):
+        raise TypeError(f"task debe ser una AdditionTask (o None); se recibió {type(task).__name__}.")
     task = task or AdditionTask(reverse=True)
     src, tgt = len(task.src_tokenizer), len(task.tgt_tokenizer)
     return (TransformerConfig(src_vocab=src, tgt_vocab=tgt, d_model=64, n_heads=4, n_encoder_layers=2,
@@ -201,7 +204,15 @@ class OrderRun:
 
 def units_first_wins(runs: Sequence[OrderRun]) -> dict[int, bool]:
     """For each seed of ``runs``: did units first reach a higher exact match than digits first?"""
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence) or not runs \
+            or not all(isinstance(r, OrderRun) for r in runs):
+        raise TypeError("runs debe ser la lista no vacía de entrenamientos (OrderRun) que devuelve "
+                        f"compare_orders; se recibió {runs!r:.80}.")
     best = {(r.seed, r.reverse): r.accuracy for r in runs}
+    missing = sorted({r.seed for r in runs if (r.seed, not r.reverse) not in best})
+    if missing:
+        raise ValueError(f"Para comparar hacen falta los dos órdenes de cada semilla; a la semilla "
+                         f"{missing[0]} le falta uno.")
     return {seed: best[seed, True] > best[seed, False] for seed in sorted({r.seed for r in runs})}
 
 
@@ -215,6 +226,14 @@ def compare_orders(seeds: Sequence[int] = (0, 1, 2), *, digits: int = 3,
     (seeded before it is built) and the same training sums, in the same
     order. Defaults: :func:`setup`. Returns the runs in that order.
     """
+    seeds = checks.sequence(seeds, "seeds (semillas)", checks.non_negative_int)
+    digits = checks.positive_int(digits, "digits (número de cifras)")
+    if config is not None and not isinstance(config, TransformerConfig):
+        raise TypeError(f"config debe ser un TransformerConfig (o None); se recibió {type(config).__name__}.")
+    _recipe(recipe, optional=True)
+    test_size = checks.positive_int(test_size, "test_size (sumas de prueba)")
+    progress = checks.boolean(progress, "progress")
+    device = checks.device(device)
     runs = []
     for seed in seeds:
         for reverse in (True, False):

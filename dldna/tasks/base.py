@@ -56,7 +56,7 @@ from torch import Tensor, nn
 from dldna import checks, runtime
 from dldna.decoding import greedy_decode
 from dldna.training import FitResult, Recipe, fit, seq2seq_loss
-from dldna.transformer import Transformer
+from dldna.transformer import Transformer, TransformerConfig
 
 __all__ = [
     "PAD_ID",
@@ -117,6 +117,14 @@ class Tokenizer:
     """
 
     def __init__(self, tokens: Iterable[str], *, separator: str = " ", unk: bool = False):
+        separator = checks.text(separator, "separator", allow_empty=True)
+        # A text is a list of tokens only for a tokenizer of characters (separator=""):
+        # with words, "el gato" would silently become the tokens e, l, g, a, t, o.
+        if (isinstance(tokens, str) and separator) or isinstance(tokens, (bytes, dict)) \
+                or not isinstance(tokens, Iterable):
+            raise TypeError("tokens debe ser una lista de tokens (textos), p. ej. texto.split() "
+                            f"o list(\"0123456789\"); se recibió {type(tokens).__name__}: {tokens!r}.")
+        unk = checks.boolean(unk, "unk")
         tokens = list(tokens)
         specials = SPECIAL_TOKENS + ((UNK_TOKEN,) if unk else ())
         seen: set[str] = set()
@@ -307,6 +315,11 @@ def pad_batch(seqs: Sequence[Sequence[int]], length: int | None = None, pad_id: 
 
 def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Batch:
     """Build a :class:`Batch` from ``(source ids, target ids)`` pairs (no specials in them)."""
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, (list, tuple)):
+        raise TypeError(f"pairs debe ser una lista de pares (ids de entrada, ids de salida); "
+                        f"se recibió {type(pairs).__name__}.")
+    if not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
+        raise ValueError("Cada elemento de pairs debe ser un par (ids de entrada, ids de salida).")
     src = pad_batch([s for s, _ in pairs])
     tgt = pad_batch([[BOS_ID, *t, EOS_ID] for _, t in pairs])
     return Batch(src, tgt)
@@ -355,6 +368,9 @@ class Task:
     def examples(self, n: int, rng: random.Random, *, unique: bool = False,
                  exclude: set | None = None) -> list[Example]:
         """``n`` random examples; ``unique``: no repeated source; ``exclude``: keys to skip."""
+        n = checks.non_negative_int(n, "n (número de ejemplos)")
+        checks.rng(rng)
+        unique = checks.boolean(unique, "unique")
         out: list[Example] = []
         seen: set[tuple[str, ...]] = set()
         tries = 0
@@ -387,12 +403,14 @@ class Task:
     def test_set(self, n: int = 1000, seed: int = 12345) -> list[Example]:
         """A fixed held-out set of ``n`` distinct examples; from now on
         :meth:`batch` never draws them for training."""
+        seed = checks.non_negative_int(seed, "seed (semilla)")
         examples = self.examples(n, random.Random(seed), unique=True)
         self.hold_out(examples)
         return examples
 
     def batch(self, n: int, rng: random.Random) -> Batch:
         """A fresh training batch of ``n`` examples, none of them held out."""
+        n = checks.positive_int(n, "n (ejemplos por lote)")
         exs = self.examples(n, rng, exclude=self._held_out)
         return make_batch([self.encode(ex) for ex in exs])
 
@@ -404,7 +422,8 @@ class Task:
         tensors overrides it to build a whole batch with a few tensor
         operations (see :class:`~dldna.tasks.copy.CopyTask`).
         """
-        rng = random.Random(seed)
+        n = checks.positive_int(n, "n (ejemplos por lote)")
+        rng = random.Random(checks.non_negative_int(seed, "seed (semilla)"))
         return lambda _step: self.batch(n, rng)
 
     def held_out_rows(self, src: Tensor) -> Tensor:
@@ -439,6 +458,33 @@ class Task:
 # ---------------------------------------------------------------------------
 # Evaluation
 # ---------------------------------------------------------------------------
+
+
+def _task(task) -> Task:
+    if not isinstance(task, Task):
+        raise TypeError(f"task debe ser una tarea de dldna.tasks (Task); se recibió {type(task).__name__}.")
+    return task
+
+
+def _recipe(recipe, *, optional: bool = False) -> Recipe | None:
+    if not isinstance(recipe, Recipe) and not (optional and recipe is None):
+        also = " (o None)" if optional else ""
+        raise TypeError(f"recipe debe ser un dldna.training.Recipe{also}; "
+                        f"se recibió {type(recipe).__name__}.")
+    return recipe
+
+
+def _examples(examples) -> list[Example]:
+    if isinstance(examples, (str, bytes)) or not isinstance(examples, Iterable):
+        raise TypeError(f"examples debe ser una lista de ejemplos (Example) de la tarea; se recibió "
+                        f"{type(examples).__name__}.")
+    examples = list(examples)
+    if not examples:
+        raise ValueError("No hay ejemplos que evaluar.")
+    if not all(isinstance(ex, Example) for ex in examples):
+        raise TypeError("examples debe contener ejemplos (Example) de la tarea, "
+                        "p. ej. los de task.test_set().")
+    return examples
 
 
 def strip_output(ids: Sequence[int] | Tensor) -> list[int]:
@@ -491,11 +537,10 @@ def exact_match(task: Task, decode_fn: DecodeFn, examples: Sequence[Example], *,
     A prediction counts only if it equals the whole target (same tokens, same
     length): exact match of the sequence, not of single tokens.
     """
-    if not examples:
-        raise ValueError("No hay ejemplos que evaluar.")
+    _task(task)
+    examples = _examples(examples)
     batch_size = checks.positive_int(batch_size, "batch_size (ejemplos por lote de evaluación)")
-    if not callable(decode_fn):
-        raise TypeError(f"decode_fn debe ser una función src → ids; se recibió {decode_fn!r}.")
+    checks.function(decode_fn, "decode_fn", "una función src → ids")
     preds: list[list[str]] = []
     for start in range(0, len(examples), batch_size):
         chunk = examples[start:start + batch_size]
@@ -503,7 +548,10 @@ def exact_match(task: Task, decode_fn: DecodeFn, examples: Sequence[Example], *,
         if device is not None:
             src = src.to(checks.device(device))
         with torch.no_grad():
-            out = decode_fn(src)
+            out = checks.ids(decode_fn(src), "Lo que devuelve decode_fn (ids generados)", ndim=2)
+        if len(out) != len(chunk):
+            raise ValueError(f"decode_fn devolvió {len(out)} secuencias para {len(chunk)} entradas; "
+                             "debe devolver una por entrada.")
         for row in out:
             preds.append(task.tgt_tokenizer.decode(strip_output(row)))
     correct = sum(list(ex.target) == p for ex, p in zip(examples, preds, strict=True))
@@ -515,10 +563,13 @@ def greedy_decoder(model, max_len: int) -> DecodeFn:
     with :func:`dldna.decoding.greedy_decode` (at most ``max_len`` tokens, EOS
     included; the model is put in eval mode while it decodes). The sources
     are moved to the model's device."""
+    checks.module(model, "model")
+    max_len = checks.positive_int(max_len, "max_len (tokens generados como máximo)")
 
     def run(src: Tensor) -> Tensor:
         # The sources follow the model wherever it is (exact_match builds them on the CPU).
-        return greedy_decode(model, src.to(checks.device_of(model)), max_len, BOS_ID, EOS_ID, PAD_ID)
+        src = checks.ids(src, "src (ids de entrada)", like=model)
+        return greedy_decode(model, src, max_len, BOS_ID, EOS_ID, PAD_ID)
 
     return run
 
@@ -548,11 +599,11 @@ def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: in
     machine give the same numbers; ``snapshots`` are passed to ``fit``.
     Returns the :class:`~dldna.training.FitResult`.
     """
-    if not isinstance(task, Task):
-        raise TypeError(f"task debe ser una tarea de dldna.tasks (Task); se recibió {type(task).__name__}.")
-    if not isinstance(recipe, Recipe):
-        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
+    checks.module(model, "model")
+    _task(task)
+    _recipe(recipe)
     seed = checks.non_negative_int(seed, "seed (semilla)")
+    progress = checks.boolean(progress, "progress")
     dev = checks.device(device)
     evaluate = None
     if recipe.eval_every:
@@ -608,6 +659,17 @@ def benchmark_task(task: Task, config, recipe: Recipe, *, device=None, quick: bo
     ``quick``: 5 steps and 20 test examples, to check the plumbing. On a GPU
     the clock waits for the device only where it is read (the evaluations
     and the end), not at every step."""
+    _task(task)
+    if not isinstance(config, TransformerConfig):
+        raise TypeError(f"config debe ser un dldna.transformer.TransformerConfig; se recibió "
+                        f"{type(config).__name__}.")
+    _recipe(recipe)
+    quick = checks.boolean(quick, "quick")
+    test_size = checks.positive_int(test_size, "test_size (ejemplos de prueba)")
+    seed = checks.non_negative_int(seed, "seed (semilla)")
+    if claim is not None:
+        claim = checks.probability(claim, "claim (la exactitud que el capítulo afirma)")
+    note = checks.text(note, "note", allow_empty=True)
     if quick:
         recipe = dataclasses.replace(recipe, steps=5, warmup=2, eval_every=0)
         test_size = 20

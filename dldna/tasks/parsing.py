@@ -233,8 +233,8 @@ def to_infix(tree: Tree, rng: random.Random | None = None, extra_parens: float =
     """Source text of ``tree`` with the parentheses it needs (and, with ``rng``,
     redundant ones around a sub-expression with probability ``extra_parens``)."""
     _check_tree(tree)
-    if rng is not None and not isinstance(rng, random.Random):
-        raise TypeError(f"rng debe ser un random.Random (o None); se recibió {type(rng).__name__}.")
+    if rng is not None:
+        checks.rng(rng)
     extra_parens = checks.probability(extra_parens, "extra_parens (probabilidad de paréntesis de más)")
 
     def render(t: Tree, top: bool = False) -> str:
@@ -286,8 +286,7 @@ def random_tree(rng: random.Random, n_ops: int, leaf_var: float = 0.3) -> Tree:
     """A random expression tree with exactly ``n_ops`` operators (uniform
     shapes by recursive splitting); leaves are variables with probability
     ``leaf_var``, digits otherwise."""
-    if not isinstance(rng, random.Random):
-        raise TypeError(f"rng debe ser un random.Random; se recibió {type(rng).__name__}.")
+    checks.rng(rng)
     n_ops = checks.non_negative_int(n_ops, "n_ops (número de operadores)")
     if n_ops > 500:  # one level of recursion per operator: Python's stack would overflow
         raise ValueError(f"n_ops debe estar entre 0 y 500; se recibió {n_ops}.")

@@ -30,6 +30,8 @@ True
 
 from __future__ import annotations
 
+import math
+import numbers
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +44,7 @@ from dldna.tasks.base import (
     Example,
     Task,
     Tokenizer,
+    _recipe,
     benchmark_task,
     exact_match,
     greedy_decoder,
@@ -69,6 +72,9 @@ class Echo(Task):
         super().__init__()
         if not isinstance(task, Task):
             raise TypeError(f"Echo copia las entradas de una tarea (Task); se recibió {type(task).__name__}.")
+        if not isinstance(getattr(task, "max_source_len", None), int):
+            raise ValueError(f"Echo necesita una tarea con max_source_len (la longitud máxima de sus "
+                             f"entradas), como TranslationTask; {type(task).__name__} no lo tiene.")
         self.task = task
         self.src_tokenizer = self.tgt_tokenizer = task.src_tokenizer
         self.max_target_len = task.max_source_len + 1  # the sentence + EOS
@@ -116,7 +122,10 @@ class TextToTextTask(Task):
         self.prefixes = tuple(tasks)
         if weights is None:
             weights = [1.0] * len(self.prefixes)
-        if len(weights) != len(self.prefixes) or any(not w > 0 for w in weights):
+        if isinstance(weights, (str, bytes)) or not isinstance(weights, (list, tuple)) \
+                or len(weights) != len(self.prefixes) \
+                or any(isinstance(w, bool) or not isinstance(w, numbers.Real) or not w > 0
+                       or not math.isfinite(w) for w in weights):
             raise ValueError(f"weights debe tener un peso positivo por tarea ({len(self.prefixes)}); "
                              f"se recibió {weights!r}.")
         self.weights = [float(w) for w in weights]
@@ -175,6 +184,8 @@ def setup(task: TextToTextTask) -> tuple[TransformerConfig, Recipe]:
     schedule, label smoothing 0.1), so that with two prefixes each task gets
     about 32 examples a step.
     """
+    if not isinstance(task, TextToTextTask):
+        raise TypeError(f"task debe ser una TextToTextTask; se recibió {type(task).__name__}.")
     return (TransformerConfig(src_vocab=len(task.src_tokenizer), tgt_vocab=len(task.tgt_tokenizer),
                               d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
                               d_ff=128, dropout=0.0, max_len=16,
@@ -207,6 +218,10 @@ def train_text_to_text(tasks: Mapping[str, Task] | None = None, *, seed: int = 0
     seeding with ``seed``; training is :func:`dldna.tasks.train` with
     ``recipe`` (default: :func:`setup`'s).
     """
+    seed = checks.non_negative_int(seed, "seed (semilla)")
+    _recipe(recipe, optional=True)
+    progress = checks.boolean(progress, "progress")
+    device = checks.device(device)
     task = TextToTextTask(chapter_tasks() if tasks is None else tasks)
     config, default = setup(task)
     tests = task.test_sets(test_size)

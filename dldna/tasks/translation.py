@@ -51,6 +51,7 @@ from dldna.tasks.base import (
     Example,
     Task,
     Tokenizer,
+    _recipe,
     benchmark_task,
     exact_match,
     greedy_decoder,
@@ -342,13 +343,23 @@ def _phrase(words: list[str], i: int, after_al: bool = False) -> tuple[NounPhras
     return NounPhrase(noun, plural, definite, adjective), i
 
 
+def _words(text) -> list[str]:
+    """The lower-case words of a text or of a list of words."""
+    if isinstance(text, str):
+        return text.lower().split()
+    if not isinstance(text, (list, tuple)) or not all(isinstance(w, str) for w in text):
+        raise TypeError(f"La frase debe ser un texto o una lista de palabras (textos); se recibió "
+                        f"{type(text).__name__}: {text!r:.80}.")
+    return [w.lower() for w in text]
+
+
 def parse_spanish(text: str | Sequence[str]) -> Sentence:
     """Read a sentence of the grammar (text or list of words) into a :class:`Sentence`.
 
     Raises :class:`GrammarError` (a ``ValueError``) with a Spanish message
     saying where the sentence leaves the grammar.
     """
-    words = text.lower().split() if isinstance(text, str) else [w.lower() for w in text]
+    words = _words(text)
     subject, i = _phrase(words, 0)
     negated = i < len(words) and words[i] == "no"
     i += negated
@@ -423,7 +434,8 @@ class TranslationTask(Task):
         super().__init__()
         for value, what in ((adjective_p, "adjective_p"), (transitive_p, "transitive_p"),
                             (negation_p, "negation_p")):
-            if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            # True would silently be the probability 1.
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ValueError(f"{what} es una probabilidad: debe estar entre 0 y 1; se recibió {value!r}.")
         self.adjective_p = adjective_p
         self.transitive_p = transitive_p
@@ -468,6 +480,8 @@ def setup(task: TranslationTask | None = None) -> tuple[TransformerConfig, Recip
     steps=k)``) is exactly the first ``k`` steps of the full run: a
     half-trained model is a shorter run with the same seed.
     """
+    if task is not None and not isinstance(task, TranslationTask):
+        raise TypeError(f"task debe ser una TranslationTask (o None); se recibió {type(task).__name__}.")
     task = task or TranslationTask()
     return (TransformerConfig(src_vocab=len(task.src_tokenizer), tgt_vocab=len(task.tgt_tokenizer),
                               d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
@@ -523,6 +537,10 @@ def train_translation(*, recipe: Recipe | None = None, seed: int = 0, device=Non
     rebuilds the model of one of them.
     """
     held_out = checks.positive_int(held_out, "held_out (frases de prueba)")
+    seed = checks.non_negative_int(seed, "seed (semilla)")
+    _recipe(recipe, optional=True)
+    progress = checks.boolean(progress, "progress")
+    device = checks.device(device)
     task = TranslationTask()
     config, default = setup(task)
     recipe = default if recipe is None else recipe
@@ -560,6 +578,17 @@ class AttentionRecord:
     cross: torch.Tensor
 
 
+def _model_and_task(model, task) -> torch.device:
+    """The device of ``model`` (a Transformer that records its attention maps), after checking both."""
+    checks.module(model, "model")
+    if not callable(getattr(model, "attention_maps", None)):
+        raise TypeError(f"model debe ser un dldna.transformer.Transformer (con attention_maps); "
+                        f"se recibió {type(model).__name__}.")
+    if not isinstance(task, TranslationTask):
+        raise TypeError(f"task debe ser una TranslationTask; se recibió {type(task).__name__}.")
+    return checks.device_of(model)
+
+
 def attention_record(model, task: TranslationTask, spanish: str | Sequence[str],
                      english: str | Sequence[str] | None = None) -> AttentionRecord:
     """Run ``model`` on one sentence and collect its attention weights.
@@ -567,8 +596,11 @@ def attention_record(model, task: TranslationTask, spanish: str | Sequence[str],
     Without ``english`` the model's own greedy translation is used; with it,
     that translation is fed to the decoder (teacher forcing).
     """
+    device = _model_and_task(model, task)
     src_tok, tgt_tok = task.src_tokenizer, task.tgt_tokenizer
-    device = next(model.parameters()).device
+    _words(spanish)  # a text or a list of words, refused in Spanish otherwise
+    if english is not None:
+        _words(english)
     src = torch.tensor([src_tok.encode(spanish)], device=device)
     if english is None:
         out_ids = strip_output(greedy_decode(model, src, task.max_target_len, BOS_ID, EOS_ID)[0])
@@ -595,7 +627,11 @@ def alignment_accuracy(model, task: TranslationTask, examples: Sequence[Example]
     with that word (:meth:`Sentence.alignment`). Returns the hit rate of each
     head, ``(layers, heads)``.
     """
-    device = next(model.parameters()).device
+    device = _model_and_task(model, task)
+    if isinstance(examples, (str, bytes)) or not isinstance(examples, Sequence) or not examples \
+            or not all(isinstance(ex, Example) for ex in examples):
+        raise TypeError("examples debe ser una lista no vacía de ejemplos (Example) de la tarea, "
+                        "p. ej. task.test_set(100).")
     batch = make_batch([task.encode(ex) for ex in examples]).to(device)
     training = model.training
     model.eval()

@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from dldna import attention as _attention
+from dldna import checks
 from dldna.viz import style
 from dldna.viz.heatmap import heatmap, masked_legend_handle, outline_cells
 
@@ -74,8 +75,13 @@ def tokens_from(sentence: str | Sequence[str]) -> list[str]:
 
 def as_matrix(values, name: str = "weights", ndim: int = 2) -> np.ndarray:
     """``values`` (tensor, array or nested list) as a finite float64 array of ``ndim`` axes."""
+    name = checks.text(name, "name")
     if isinstance(values, torch.Tensor):
+        if values.dtype == torch.bool:  # True/False are not weights
+            raise TypeError(f"«{name}» debe ser una matriz de números; se recibió un tensor booleano.")
         values = values.detach().cpu().double().numpy()
+    if np.asarray(values).dtype == np.bool_:
+        raise TypeError(f"«{name}» debe ser una matriz de números; se recibió una matriz booleana.")
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -96,6 +102,9 @@ def as_matrix(values, name: str = "weights", ndim: int = 2) -> np.ndarray:
 
 def as_mask(mask, shape: tuple[int, int]) -> np.ndarray | None:
     """A boolean mask broadcast to ``shape`` (``True`` = may attend), or ``None``."""
+    if not isinstance(shape, (tuple, list)) or not 1 <= len(shape) <= 2:
+        raise TypeError(f"shape debe ser la forma de los pesos, p. ej. (3, 4); se recibió {shape!r}.")
+    shape = tuple(checks.positive_int(n, "Cada longitud de shape") for n in shape)
     if mask is None:
         return None
     if isinstance(mask, torch.Tensor):
@@ -131,6 +140,8 @@ def self_attention_weights(
     default, computed by :func:`dldna.attention.scaled_dot_product_attention`.
     """
     x = torch.from_numpy(as_matrix(vectors, "vectors"))
+    if scale is not None:  # 0 would silently make every weight equal
+        scale = checks.positive_number(scale, "scale")
     m = as_mask(mask, (x.shape[0], x.shape[0]))
     m_t = torch.from_numpy(m) if m is not None else None
     _, weights = _attention.scaled_dot_product_attention(
@@ -147,19 +158,24 @@ def retemper(weights, temperature: float, mask=None) -> np.ndarray:
     with temperature ``T``. Zero weights and masked cells stay zero.
     Shape ``(..., q_len, k_len)`` in and out.
     """
-    w = torch.from_numpy(np.asarray(weights, dtype=np.float64))
+    w = as_matrix(weights, "weights", ndim=np.ndim(weights) if np.ndim(weights) >= 2 else 2)
+    if (w < 0).any():
+        raise ValueError("weights contiene pesos negativos; los pesos de atención están entre 0 y 1.")
+    w = torch.from_numpy(w)
     allowed = w > 0
     if mask is not None:
-        allowed &= torch.from_numpy(np.asarray(mask, dtype=bool))
+        allowed &= torch.from_numpy(as_mask(mask, tuple(w.shape[-2:])))
     scores = torch.where(allowed, torch.log(w.clamp_min(1e-300)), torch.tensor(float("-inf")))
     return _attention.softmax(scores, dim=-1, temperature=temperature).numpy()
 
 
 def row_entropy(weights, mask=None) -> np.ndarray:
     """Entropy (nats) of each row, ``(q_len,)``; masked cells count as weight 0."""
-    w = np.asarray(weights, dtype=np.float64)
+    w = as_matrix(weights, "weights")
+    if (w < 0).any():
+        raise ValueError("weights contiene pesos negativos; los pesos de atención están entre 0 y 1.")
     if mask is not None:
-        w = np.where(mask, w, 0.0)
+        w = np.where(as_mask(mask, w.shape), w, 0.0)
     return _attention.entropy(torch.from_numpy(w), dim=-1).numpy()
 
 
@@ -168,12 +184,22 @@ def max_entropy(mask, shape: tuple[int, int]) -> np.ndarray:
 
     A row with no allowed key gets 0.
     """
-    allowed = np.full(shape, True) if mask is None else np.asarray(mask, dtype=bool)
+    allowed = as_mask(mask, shape)
+    allowed = np.full(tuple(shape), True) if allowed is None else allowed
     counts = allowed.sum(axis=-1)
     return np.log(np.maximum(counts, 1)).astype(np.float64)
 
 
 # ----------------------------------------------------------------------- drawing
+
+
+def _check_row(row, q_len: int) -> None:
+    """``row`` (a row to highlight) is ``None`` or the index of a query."""
+    if row is not None and (isinstance(row, bool) or not isinstance(row, (int, np.integer))
+                            or not 0 <= row < q_len):
+        raise ValueError(
+            f"La fila resaltada {row!r} no existe: hay {q_len} consultas (0 a {q_len - 1})."
+        )
 
 
 def attention_heatmap(
@@ -209,11 +235,7 @@ def attention_heatmap(
     q_labels = style.labels(q_tokens, q_len, "consultas")
     k_labels = style.labels(k_tokens, k_len, "claves")
     m = as_mask(mask, w.shape)
-    if highlight_row is not None and not 0 <= highlight_row < q_len:
-        raise ValueError(
-            f"La fila resaltada {highlight_row} no existe: hay {q_len} consultas "
-            f"(0 a {q_len - 1})."
-        )
+    _check_row(highlight_row, q_len)
     fig = heatmap(w, ax=ax, row_labels=q_labels, col_labels=k_labels, allowed=m, vmin=vmin,
                   vmax=vmax, cmap=cmap, annotate=annotate, title=title, xlabel=xlabel,
                   ylabel=ylabel, colorbar=colorbar, colorbar_label=colorbar_label,
@@ -255,8 +277,7 @@ def attention_row_bars(
                                    linewidth=0, zorder=1))
         if not m.all():
             ax.legend(handles=[masked_legend_handle()], loc="upper right", fontsize="small")
-    if values is None:
-        values = k_len <= 16
+    values = k_len <= 16 if values is None else checks.boolean(values, "values")
     if values:
         for c in range(k_len):
             if m is None or m[c]:
@@ -296,6 +317,7 @@ def entropy_bars(
     q_len = w.shape[0]
     labels = style.labels(q_tokens, q_len, "consultas")
     m = as_mask(mask, w.shape)
+    _check_row(highlight_row, q_len)
     ent = row_entropy(w, m)
     top = max_entropy(m, w.shape)
     fig, ax = style.figure_or_new(ax, 3.0, 1.0 + 0.45 * q_len)
@@ -366,6 +388,8 @@ def attention_panel(
 
 def panel_axes(fig: Figure) -> dict[str, Axes]:
     """The named axes of a figure made by :func:`attention_panel`."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig debe ser la figura de attention_panel; se recibió {type(fig).__name__}.")
     return {ax.get_gid(): ax for ax in fig.axes if ax.get_gid()}
 
 
@@ -404,7 +428,8 @@ def random_attention(
     for name, n in (("n_queries", n_queries), ("n_keys", n_keys)):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 32:
             raise ValueError(f"{name} debe ser un entero entre 1 y 32; se recibió {n!r}.")
-    generator = torch.Generator().manual_seed(int(seed))
+    scaled = checks.boolean(scaled, "scaled")
+    generator = torch.Generator().manual_seed(checks.non_negative_int(seed, "seed (semilla)"))
     draw = torch.randn(n_queries + n_keys, MAX_D_K, generator=generator, dtype=torch.float64)
     q, k = draw[:n_queries, :d_k], draw[n_queries:, :d_k]
     scale = 1.0 / float(np.sqrt(d_k)) if scaled else 1.0
@@ -427,7 +452,11 @@ def scaling_panel(result: dict, *, title: str | None = None) -> Figure:
 
     Axes have gids ``"heat"``, ``"max"`` and ``"entropy"``.
     """
-    w = result["weights"]
+    if not isinstance(result, dict) or not {"weights", "max_weight", "entropy", "max_entropy"} <= set(result):
+        raise TypeError("result debe ser el diccionario que devuelve random_attention.")
+    if title is not None:
+        title = checks.text(title, "title", allow_empty=True)
+    w = as_matrix(result["weights"], "weights")
     nq, nk = w.shape
     q_labels = [f"q{i + 1}" for i in range(nq)]
     k_labels = [f"k{j + 1}" for j in range(nk)]

@@ -175,6 +175,13 @@ def beam_tree(
     return fig
 
 
+def _probabilities(values, name: str) -> np.ndarray:
+    p = as_matrix(values, name, ndim=1)
+    if (p < 0).any() or (p > 1).any():
+        raise ValueError(f"{name} debe contener probabilidades entre 0 y 1.")
+    return p
+
+
 def sampling_filters(
     probs,
     tokens: Sequence[str],
@@ -191,16 +198,22 @@ def sampling_filters(
             from :func:`dldna.decoding.next_token_probs`; tokens with
             probability 0 are drawn as hatched outlines ("excluido").
     """
-    p = as_matrix(probs, "probs", ndim=1)
-    if len(tokens) != p.shape[0]:
-        raise ValueError(f"Hay {p.shape[0]} probabilidades y {len(tokens)} etiquetas.")
+    p = _probabilities(probs, "probs")
+    tokens = style.labels(tokens, p.shape[0], "tókenes")
+    if isinstance(panels, (str, bytes)) or not isinstance(panels, (list, tuple)) or not panels or not all(
+            isinstance(panel, (list, tuple)) and len(panel) == 2 for panel in panels):
+        raise ValueError("panels debe ser una lista no vacía de pares (título, probabilidades tras el "
+                         f"filtro); se recibió {panels!r:.60}.")
+    panels = [(checks.text(name, "El título de un panel"),
+               _probabilities(q, f"las probabilidades de {name!r}")) for name, q in panels]
+    if any(q.shape != p.shape for _, q in panels):
+        raise ValueError(f"Cada panel debe tener una probabilidad por tóken ({p.shape[0]}).")
     fig, axes = style.new_figure(3.0 + 2.7 * len(panels), 3.4, 1, len(panels) + 1, sharey=True)
     axes = np.atleast_1d(axes)
     x = np.arange(p.shape[0])
     axes[0].bar(x, p, color=style.PALETTE[1], edgecolor="black", linewidth=0.5)
     axes[0].set_title("distribución del modelo", fontsize="medium")
     for ax, (name, q) in zip(axes[1:], panels, strict=True):
-        q = as_matrix(q, "probs", ndim=1)
         kept = q > 0
         ax.bar(x[kept], q[kept], color=style.PALETTE[0], edgecolor="black", linewidth=0.5)
         ax.bar(x[~kept], p[~kept], facecolor="none", edgecolor="#9e9e9e", hatch="///",
@@ -274,9 +287,22 @@ def alignment_heatmap(
     positions that the English word ``i`` translates (outlined in vermillion).
     """
     w = as_matrix(weights, "weights")
+    out_labels = style.labels(out_tokens, w.shape[0], "palabras producidas (filas)")
+    src_labels = style.labels(src_tokens, w.shape[1], "palabras de entrada (columnas)")
+    if gold is not None:
+        # One list per produced word; the last rows (<eos>) may have none.
+        if isinstance(gold, (str, bytes)) or not isinstance(gold, (list, tuple)) or len(gold) > w.shape[0]:
+            raise ValueError(f"gold debe tener una lista de posiciones por palabra producida (a lo sumo "
+                             f"{w.shape[0]}); se recibió {gold!r:.60}.")
+        for cols in gold:
+            if isinstance(cols, (str, bytes)) or not isinstance(cols, (list, tuple)) or not all(
+                    isinstance(j, (int, np.integer)) and not isinstance(j, bool) and 0 <= j < w.shape[1]
+                    for j in cols):
+                raise ValueError(f"Cada entrada de gold debe ser una lista de posiciones de la entrada "
+                                 f"(0 a {w.shape[1] - 1}); se recibió {cols!r:.60}.")
     if ax is None:
         _, ax = style.new_figure(3.2 + 0.8 * w.shape[1], 2.4 + 0.5 * w.shape[0])
-    fig = attention_heatmap(w, list(out_tokens), list(src_tokens), ax=ax, title=title,
+    fig = attention_heatmap(w, out_labels, src_labels, ax=ax, title=title,
                             xlabel="palabra del español (clave)",
                             ylabel="palabra inglesa producida (consulta)")
     axis = ax

@@ -22,8 +22,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, Polygon
 
+from dldna import checks
 from dldna.attention import convex_hull_2d
 from dldna.viz import style
+from dldna.viz.attention import as_matrix
 
 __all__ = [
     "format_matrix", "plot_projection", "plot_convex_hull", "plot_attention_graph", "plot_curve",
@@ -37,8 +39,16 @@ def format_matrix(matrix, rows: Sequence[str], cols: Sequence[str] | None = None
     ``-0.00`` is written ``0.00`` so the text does not depend on the sign of
     a rounding error.
     """
-    m = matrix.detach().cpu().double().numpy() if isinstance(matrix, torch.Tensor) else \
-        np.asarray(matrix, dtype=np.float64)
+    decimals = checks.non_negative_int(decimals, "decimals")
+    if np.asarray(matrix).dtype == np.bool_:
+        raise TypeError("matrix debe ser una matriz de números; se recibió una matriz booleana.")
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().cpu().double().numpy()
+    try:  # -inf (a masked score) is printed as it is, so no check of the values here
+        m = np.asarray(matrix, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("matrix debe ser una matriz de números; "
+                        f"se recibió {type(matrix).__name__}.") from None
     if m.ndim != 2:
         raise ValueError(f"Se esperaba una matriz (2 ejes); se recibió forma {m.shape}.")
     cols = rows if cols is None else cols
@@ -55,9 +65,7 @@ def format_matrix(matrix, rows: Sequence[str], cols: Sequence[str] | None = None
 
 
 def _points(values, name: str) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().double().numpy()
-    array = np.asarray(values, dtype=np.float64)
+    array = as_matrix(values, name)
     if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] == 0:
         raise ValueError(
             f"«{name}» deben ser puntos del plano, de forma (n, 2); se recibió {array.shape}."
@@ -158,10 +166,12 @@ def plot_attention_graph(
     diagonal) is written under its name. Arrows below ``min_weight`` are left
     out to keep the picture readable.
     """
-    w = weights.detach().cpu().double().numpy() if isinstance(weights, torch.Tensor) else \
-        np.asarray(weights, dtype=np.float64)
+    w = as_matrix(weights, "weights")
     if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] == 0:
         raise ValueError(f"Los pesos deben formar una matriz cuadrada (n, n); forma {w.shape}.")
+    if (w < 0).any() or (w > 1).any():
+        raise ValueError("Los pesos de atención deben estar entre 0 y 1 (cada fila, una softmax).")
+    min_weight = checks.probability(min_weight, "min_weight")
     n = w.shape[0]
     words = style.labels(words, n, "palabras")
     fig, ax = style.figure_or_new(ax, 5.6, 5.6)
@@ -192,6 +202,15 @@ def plot_attention_graph(
     return fig
 
 
+def _curve(values, name: str) -> np.ndarray:
+    """One curve's values: a list of finite numbers (an empty one is counted by the caller)."""
+    if isinstance(values, (str, bytes)) or values is None:
+        raise TypeError(f"{name} debe ser una lista de números; se recibió {type(values).__name__}.")
+    if np.ndim(values) == 1 and len(values) == 0:
+        return np.zeros(0)
+    return as_matrix(values, name, ndim=1)
+
+
 def plot_curve(
     ys: dict[str, Sequence[float]] | Sequence[float],
     xs: Sequence[float] | None = None,
@@ -205,15 +224,19 @@ def plot_curve(
 ) -> Figure:
     """One curve (a sequence) or several (a dict label → sequence) on shared axes."""
     series = ys if isinstance(ys, dict) else {ylabel: ys}
-    if not series or any(len(v) == 0 for v in series.values()):
+    if not series or any(_curve(v, "ys").size == 0 for v in series.values()):
         raise ValueError("No hay datos que dibujar: cada curva necesita al menos un valor.")
+    series = {label: _curve(v, f"la curva {label!r}") for label, v in series.items()}
+    if xs is not None:
+        xs = _curve(xs, "xs")
+    logx, logy = checks.boolean(logx, "logx"), checks.boolean(logy, "logy")
     fig, ax = style.figure_or_new(ax, 6.0, 3.6)
     markers = "osD^v"
     for k, (label, values) in enumerate(series.items()):
         x = list(xs) if xs is not None else list(range(1, len(values) + 1))
         if len(x) != len(values):
             raise ValueError(f"La curva «{label}» tiene {len(values)} valores y {len(x)} abscisas.")
-        ax.plot(x, list(values), marker=markers[k % len(markers)], color=style.color(k),
+        ax.plot(x, values.tolist(), marker=markers[k % len(markers)], color=style.color(k),
                 label=label)
     if logx:
         ax.set_xscale("log")

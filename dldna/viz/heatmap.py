@@ -44,6 +44,7 @@ MAX_TICKS = 24
 
 def masked_legend_handle(label: str = style.MASKED_LABEL) -> Patch:
     """Legend entry for masked cells (grey, hatched)."""
+    label = checks.text(label, "label")
     return Patch(facecolor=style.MASKED_COLOR, edgecolor=style.MASKED_EDGE,
                  hatch=style.MASKED_HATCH, label=label)
 
@@ -57,19 +58,26 @@ def tick_labels(labels: Sequence | None, n: int) -> list[str]:
     n = checks.non_negative_int(n, "n (número de etiquetas)")
     if labels is None:
         return [str(i) for i in range(n)]
-    if isinstance(labels, str) or not isinstance(labels, (list, tuple, np.ndarray, range)):
-        raise TypeError(
-            f"Las etiquetas deben ser una lista con una etiqueta por fila o columna ({n}); se recibió "
-            f"{type(labels).__name__}: {labels!r}. Para las palabras de una frase usa frase.split()."
-        )
-    if len(labels) != n:
-        raise ValueError(f"Hay {len(labels)} etiquetas para {n} filas o columnas; deben coincidir.")
-    return [style.mathtext_safe(v) for v in labels]
+    return [style.mathtext_safe(v) for v in style.labels(labels, n, "filas o columnas")]
 
 
 def outline_cells(ax: Axes, cells: Iterable[tuple[int, int]], color: str = style.HIGHLIGHT,
                   linewidth: float = 2.5, width: int = 1) -> None:
     """Frame cells ``(row, col)`` of a heatmap (``width`` columns wide each)."""
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax debe ser unos ejes de matplotlib; se recibió {type(ax).__name__}.")
+    if isinstance(cells, (str, bytes)) or not isinstance(cells, Iterable):
+        raise TypeError("cells debe ser una lista de celdas (fila, columna); "
+                        f"se recibió {type(cells).__name__}.")
+    cells = list(cells)
+    for cell in cells:
+        if not isinstance(cell, (list, tuple)) or len(cell) != 2:
+            raise ValueError(f"Cada celda de cells debe ser un par (fila, columna); se recibió {cell!r}.")
+        checks.non_negative_int(cell[0], "La fila de una celda")
+        checks.non_negative_int(cell[1], "La columna de una celda")
+    color = style.check_color(color)
+    linewidth = checks.positive_number(linewidth, "linewidth")
+    width = checks.positive_int(width, "width")
     for r, c in cells:
         ax.add_patch(Rectangle((c, r), width, 1, fill=False, edgecolor=color,
                                linewidth=linewidth, zorder=4, clip_on=False))
@@ -97,6 +105,8 @@ def _array(values) -> np.ndarray:
         raise TypeError(f"values debe ser una matriz de números; se recibió {type(values).__name__}.")
     if hasattr(values, "detach"):  # a tensor, perhaps on a GPU or requiring grad
         values = values.detach().cpu()
+    if np.asarray(values).dtype == np.bool_:  # True/False are not values to colour
+        raise TypeError("values debe ser una matriz de números; se recibió una matriz booleana.")
     try:
         v = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -148,6 +158,13 @@ def heatmap(
     if v.ndim != 2 or 0 in v.shape:
         raise ValueError(f"El mapa de calor necesita una matriz (filas, columnas); forma {v.shape}.")
     rows, cols = v.shape
+    # The options, before anything is drawn: "no" would silently mean True, "0" a text limit.
+    signed, annotate = (None if x is None else checks.boolean(x, name)
+                        for x, name in ((signed, "signed"), (annotate, "annotate")))
+    colorbar, legend = checks.boolean(colorbar, "colorbar"), checks.boolean(legend, "legend")
+    vmin, vmax = (None if x is None else checks.real(x, name) for x, name in ((vmin, "vmin"), (vmax, "vmax")))
+    if cmap is not None and not isinstance(cmap, Colormap):
+        cmap = style.check_cmap(cmap)
     shown = np.ones(v.shape, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
     if shown.shape != v.shape:
         raise ValueError(f"La máscara tiene forma {shown.shape} y la matriz {v.shape}; "

@@ -32,7 +32,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Arc, Patch, Rectangle
 
+from dldna import checks
 from dldna.viz import style
+from dldna.viz.attention import as_matrix
 from dldna.viz.heatmap import heatmap, outline_cells
 from dldna.viz.style import (
     HIGHLIGHT,
@@ -91,6 +93,7 @@ def plot_mask(
 
     ``tokens`` label the queries (and the keys, unless ``key_tokens`` is given).
     """
+    legend = checks.boolean(legend, "legend")
     m = _as_matrix(mask)
     own = ax is None
     fig, ax = figure_or_new(ax, 0.3 * m.shape[1] + 2.6, 0.3 * m.shape[0] + 2.0)
@@ -116,6 +119,8 @@ def plot_masks(
     panel_size: float = 2.6,
 ) -> Figure:
     """Several masks side by side, one panel per ``{name: mask}`` entry."""
+    _check_masks(masks)
+    panel_size = checks.positive_number(panel_size, "panel_size")
     if not masks:
         raise ValueError("No hay máscaras que dibujar: el diccionario está vacío.")
     fig, axes = new_figure(panel_size * len(masks) + 0.4, panel_size + 1.2, 1, len(masks))
@@ -158,7 +163,8 @@ def plot_mask_graph(
     n = m.shape[0]
     if m.shape[1] != n:
         raise ValueError(f"plot_mask_graph necesita una máscara cuadrada; se recibió {m.shape}.")
-    if query is not None and not 0 <= query < n:
+    if query is not None and (isinstance(query, bool) or not isinstance(query, (int, np.integer))
+                              or not 0 <= query < n):
         raise ValueError(f"query debe estar entre 0 y {n - 1}; se recibió {query}.")
     labels = style.labels(tokens, n, "posiciones")
     fig, ax = figure_or_new(ax, max(4.0, 0.45 * n + 1), 2.8)
@@ -193,6 +199,20 @@ def plot_mask_graph(
     return fig
 
 
+def _words(tokens, name: str) -> list[str]:
+    """A non-empty list of node labels (a text is refused: its letters are not tokens)."""
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, (list, tuple)) or not tokens:
+        raise TypeError(f"{name} debe ser una lista no vacía de palabras, p. ej. frase.split(); "
+                        f"se recibió {tokens!r:.60}.")
+    return [str(t) for t in tokens]
+
+
+def _check_masks(masks) -> None:
+    if not isinstance(masks, dict):
+        raise TypeError("masks debe ser un diccionario {nombre: máscara}; "
+                        f"se recibió {type(masks).__name__}.")
+
+
 def plot_complete_graph(
     tokens: Sequence[str] | int,
     *,
@@ -200,7 +220,10 @@ def plot_complete_graph(
     ax: Axes | None = None,
 ) -> Figure:
     """Nodes on a circle, every pair joined: what full self-attention assumes."""
-    labels = [str(i) for i in range(tokens)] if isinstance(tokens, int) else list(tokens)
+    if isinstance(tokens, (int, np.integer)) and not isinstance(tokens, bool):
+        labels = [str(i) for i in range(checks.positive_int(tokens, "tokens (número de nodos)"))]
+    else:
+        labels = _words(tokens, "tokens")
     n = len(labels)
     fig, ax = figure_or_new(ax, 3.2, 3.2)
     angles = [math.pi / 2 - 2 * math.pi * k / n for k in range(n)]
@@ -238,8 +261,8 @@ def plot_bipartite_graph(
     encoder-decoder (cross) attention. ``mask`` ``(q_len, k_len)`` removes
     edges (e.g. padding of the source sentence); default: all pairs.
     """
-    q = [str(t) for t in query_tokens]
-    k = [str(t) for t in key_tokens]
+    q = _words(query_tokens, "query_tokens")
+    k = _words(key_tokens, "key_tokens")
     m = np.ones((len(q), len(k)), dtype=bool) if mask is None else _as_matrix(mask)
     if m.shape != (len(q), len(k)):
         raise ValueError(f"La máscara tiene forma {m.shape}; se esperaba {(len(q), len(k))}.")
@@ -280,7 +303,11 @@ def plot_grid_graph(
     This is the graph a 3×3 convolution (``radius=1``) attends over, with fixed
     (learned, position-dependent) weights instead of softmax weights.
     """
-    ci, cj = center
+    height, width = checks.positive_int(height, "height"), checks.positive_int(width, "width")
+    radius = checks.non_negative_int(radius, "radius")
+    if not isinstance(center, (tuple, list)) or len(center) != 2:
+        raise TypeError(f"center debe ser un par (fila, columna); se recibió {center!r}.")
+    ci, cj = (checks.non_negative_int(c, "Cada coordenada de center") for c in center)
     if not (0 <= ci < height and 0 <= cj < width):
         raise ValueError(f"El centro {center} está fuera de la cuadrícula {height}×{width}.")
     fig, ax = figure_or_new(ax, 3.2, 3.2)
@@ -342,6 +369,7 @@ def plot_patterns(
 
     ``query`` highlights the arcs that reach one position in every graph.
     """
+    _check_masks(masks)
     if not masks:
         raise ValueError("No hay máscaras que dibujar: el diccionario está vacío.")
     n_panels = len(masks)
@@ -380,9 +408,10 @@ def plot_masked_weights(
     by the mask is told apart from a small learned weight.
     """
     m = _as_matrix(mask)
-    if isinstance(weights, torch.Tensor):
-        weights = weights.detach().cpu().numpy()
-    w = np.asarray(weights, dtype=float)
+    ndim = 2 if isinstance(weights, (str, bytes)) or np.ndim(weights) < 2 else np.ndim(weights)
+    w = as_matrix(weights, "weights", ndim=ndim)  # text, booleans and NaN refused in Spanish
+    if (w < 0).any() or (w > 1).any():
+        raise ValueError("Los pesos de atención deben estar entre 0 y 1.")
     while w.ndim > 2 and w.shape[0] == 1:
         w = w[0]
     if w.shape != m.shape:

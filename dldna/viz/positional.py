@@ -28,8 +28,10 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from dldna import checks
 from dldna import positional as _positional
 from dldna.viz import style
+from dldna.viz.attention import as_matrix
 from dldna.viz.heatmap import heatmap, outline_cells
 
 __all__ = [
@@ -86,6 +88,9 @@ KINDS: dict[str, PositionalKind] = {}
 
 def register_kind(kind: PositionalKind, replace: bool = False) -> PositionalKind:
     """Add a kind to :data:`KINDS` (``replace=True`` to overwrite one)."""
+    if not isinstance(kind, PositionalKind):
+        raise TypeError(f"kind debe ser un PositionalKind; se recibió {type(kind).__name__}.")
+    replace = checks.boolean(replace, "replace")
     if kind.name in KINDS and not replace:
         raise ValueError(f"Ya existe un tipo de codificación posicional llamado {kind.name!r}.")
     KINDS[kind.name] = kind
@@ -94,7 +99,7 @@ def register_kind(kind: PositionalKind, replace: bool = False) -> PositionalKind
 
 def cosine_similarity_matrix(table) -> np.ndarray:
     """Cosine similarity between every pair of rows of ``table`` ``(n, d)`` → ``(n, n)``."""
-    t = torch.as_tensor(np.asarray(table, dtype=np.float64))
+    t = torch.from_numpy(as_matrix(table, "table"))
     unit = torch.nn.functional.normalize(t, dim=-1)
     return (unit @ unit.T).numpy()
 
@@ -195,7 +200,7 @@ def positional_data(
     base: float = 10000.0,
 ) -> PositionalData:
     """Compute :class:`PositionalData` for a registered kind (errors in Spanish)."""
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(
             f"Tipo de codificación posicional desconocido: {kind!r}. "
             f"Tipos disponibles: {', '.join(sorted(KINDS))}."
@@ -217,15 +222,16 @@ def check_pairs(pairs: Sequence[int] | int, d_model: int) -> list[int]:
     """Validated, sorted, de-duplicated dimension-pair indices ``0 <= i < d_model/2``."""
     if isinstance(pairs, (int, np.integer)) and not isinstance(pairs, bool):
         pairs = [int(pairs)]
-    try:
-        chosen = sorted({int(i) for i in pairs})
-    except (TypeError, ValueError):
+    # Each index must be an integer: 1.5 or "1" would silently become pair 1, "01" pairs 0 and 1.
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, (list, tuple, range, np.ndarray)) \
+            or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in pairs):
         raise ValueError(
             f"Los pares de dimensiones deben ser enteros; se recibió {pairs!r}."
-        ) from None
-    n_pairs = d_model // 2
+        )
+    chosen = sorted({int(i) for i in pairs})
+    n_pairs = checks.positive_int(d_model, "d_model") // 2
     if not chosen:
-        raise ValueError("Elige al menos un par de dimensiones para ver sus ondas.")
+        raise ValueError("Hace falta elegir al menos un par de dimensiones para ver sus ondas.")
     bad = [i for i in chosen if not 0 <= i < n_pairs]
     if bad:
         raise ValueError(
@@ -233,6 +239,12 @@ def check_pairs(pairs: Sequence[int] | int, d_model: int) -> list[int]:
             f"pares (0 a {n_pairs - 1})."
         )
     return chosen
+
+
+def _check_data(data) -> None:
+    if not isinstance(data, PositionalData):
+        raise TypeError(f"data debe ser el resultado de positional_data (PositionalData); "
+                        f"se recibió {type(data).__name__}.")
 
 
 def _check_cursor(cursor: int | None, n: int) -> None:
@@ -268,6 +280,7 @@ def positional_waves(
     vertical line at that position. One line per wave: ``ax.lines`` (in pair
     order, first wave then second), their y-data are the table's columns.
     """
+    _check_data(data)
     chosen = check_pairs(pairs, data.d_model)
     _check_cursor(cursor, data.n_positions)
     fig, ax = style.figure_or_new(ax, 8.0, 3.2)
@@ -305,6 +318,7 @@ def positional_heatmap(
 ) -> Figure:
     """Heatmap of ``data.table``: positions down, dimensions across (diverging colours
     centred at 0 for signed tables), the ``cursor`` row outlined."""
+    _check_data(data)
     _check_cursor(cursor, data.n_positions)
     lo, hi = data.value_range
     fig = heatmap(data.table, ax=ax, signed=lo < 0, vmin=lo, vmax=hi, annotate=False,
@@ -325,7 +339,8 @@ def positional_similarity(
     title: str | None = None,
 ) -> Figure:
     """Similarity of the cursor's position with every position (``data.similarity[cursor]``)."""
-    _check_cursor(cursor, data.n_positions)
+    _check_data(data)
+    _check_cursor(checks.non_negative_int(cursor, "cursor (la posición elegida)"), data.n_positions)
     fig, ax = style.figure_or_new(ax, 5.0, 3.2)
     x = np.arange(data.n_positions)
     row = data.similarity[cursor]
@@ -355,6 +370,7 @@ def positional_panel(
 
     Axes have gids ``"waves"``, ``"heatmap"`` and ``"similarity"``.
     """
+    _check_data(data)
     fig = Figure(figsize=(11.0, 7.2), layout="constrained")
     axd = fig.subplot_mosaic([["waves", "waves"], ["heatmap", "similarity"]],
                              height_ratios=[1, 1.25])

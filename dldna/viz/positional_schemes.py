@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from dldna import checks
 from dldna import positional as P
 from dldna.viz import style
 from dldna.viz.heatmap import heatmap
@@ -35,9 +36,13 @@ def plot_pair_circles(d_model: int = 16, pairs: Sequence[int] = (0, 1, 2), posit
     The positions ``start`` and ``start + shift`` are joined by an arc: the
     same turn ``shift·ω_i`` for any ``start``.
     """
-    pairs = list(pairs)
+    d_model = checks.positive_int(d_model, "d_model", minimum=2)
+    pairs = checks.sequence(pairs, "pairs", checks.non_negative_int)
+    positions = checks.positive_int(positions, "positions")
+    start = checks.non_negative_int(start, "start")
+    shift = checks.non_negative_int(shift, "shift")
     n_pairs = d_model // 2
-    if not pairs or any(not 0 <= i < n_pairs for i in pairs):
+    if any(not 0 <= i < n_pairs for i in pairs):
         raise ValueError(f"Los pares deben estar entre 0 y {n_pairs - 1}; se recibió {pairs}.")
     table = P.sinusoidal(max(positions, start + shift + 1), d_model, base).double().numpy()
     omega = P.frequencies(d_model, base).numpy()
@@ -75,9 +80,12 @@ def plot_dot_by_distance(d_model: int = 32, starts: Sequence[int] = (0, 40, 200)
     One line per ``p`` (``ax.lines`` in the order of ``starts``); they lie on
     top of each other because the product is ``Σ_i cos(δ·ω_i)``.
     """
+    if isinstance(starts, (str, bytes)) or not isinstance(starts, (list, tuple, range)):
+        raise ValueError(f"Las posiciones de partida deben ser enteros ≥ 0; se recibió {starts!r}.")
     starts = list(starts)
     if not starts or any(isinstance(p, bool) or not isinstance(p, int) or p < 0 for p in starts):
         raise ValueError(f"Las posiciones de partida deben ser enteros ≥ 0; se recibió {starts}.")
+    span = checks.positive_int(span, "span")
     table = P.sinusoidal(max(starts) + span + 1, d_model, base).double()
     fig, ax = style.new_figure(7.0, 3.4)
     styles = ["-", "--", ":", "-."]
@@ -104,7 +112,10 @@ def relative_scheme_matrices(n: int = 12, max_distance: int = 3, num_heads: int 
     buckets, max distance 32); ``'alibi'``: head 0's bias; ``'rope'``: the
     score ``(R_i q)·(R_j k)`` of one fixed random query/key pair.
     """
-    gen = torch.Generator().manual_seed(seed)
+    n = checks.positive_int(n, "n")
+    max_distance = checks.positive_int(max_distance, "max_distance")
+    num_heads = checks.positive_int(num_heads, "num_heads")
+    gen = torch.Generator().manual_seed(checks.non_negative_int(seed, "seed (semilla)"))
     rope = P.RotaryEmbedding(d_k)
     q, k = torch.randn(2, d_k, generator=gen)
     rq, rk = rope.rotate(q.expand(n, d_k)), rope.rotate(k.expand(n, d_k))
@@ -143,8 +154,18 @@ def plot_extrapolation(results: Mapping[str, Mapping[int, float]], train_length:
     ``results[scheme][length]`` is an accuracy in ``[0, 1]``; a vertical line
     marks ``train_length`` and a dotted one the chance level ``chance``.
     """
-    if not results:
-        raise ValueError("No hay resultados que dibujar.")
+    if not isinstance(results, Mapping) or not results:
+        raise ValueError("No hay resultados que dibujar: results debe ser un diccionario "
+                         "{esquema: {longitud: exactitud}}.")
+    for name, accs in results.items():
+        if not isinstance(accs, Mapping) or not accs:
+            raise ValueError(f"results[{name!r}] debe ser un diccionario {{longitud: exactitud}}.")
+        for n, acc in accs.items():
+            checks.positive_int(n, f"Cada longitud de results[{name!r}]")
+            checks.probability(acc, f"La exactitud de results[{name!r}][{n}]")
+    train_length = checks.positive_int(train_length, "train_length")
+    if chance is not None:
+        chance = checks.probability(chance, "chance")
     fig, ax = style.new_figure(7.0, 3.8)
     markers = "osD^v<>p"
     for k, (name, accs) in enumerate(results.items()):

@@ -26,9 +26,12 @@ from __future__ import annotations
 import io
 
 import matplotlib
+import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.colors import to_hex
+from matplotlib.colors import is_color_like, to_hex
 from matplotlib.figure import Figure
+
+from dldna import checks
 
 #: Okabe & Ito (2008): orange, sky blue, bluish green, yellow, blue, vermillion,
 #: reddish purple, black.
@@ -61,6 +64,7 @@ LUMINANCE_THRESHOLD = 0.408
 
 def color(i: int) -> str:
     """The ``i``-th colour of :data:`PALETTE` (cycling)."""
+    i = checks.integer(i, "i (número del color)")
     return PALETTE[i % len(PALETTE)]
 
 
@@ -77,6 +81,9 @@ def new_figure(
     when ``nrows == ncols == 1`` and an array of them otherwise. Extra keyword
     arguments go to :meth:`Figure.subplots` (``sharex``, ``gridspec_kw``...).
     """
+    width = checks.positive_number(width, "width (ancho en pulgadas)")
+    height = checks.positive_number(height, "height (alto en pulgadas)")
+    nrows, ncols = checks.positive_int(nrows, "nrows"), checks.positive_int(ncols, "ncols")
     fig = Figure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=True, **subplot_kw)
     return fig, axes
@@ -84,6 +91,8 @@ def new_figure(
 
 def figure_or_new(ax: Axes | None, width: float = 6.4, height: float = 4.0) -> tuple[Figure, Axes]:
     """``(ax.figure, ax)`` when an axes is given, else a new one-axes figure."""
+    if ax is not None and not isinstance(ax, Axes):
+        raise TypeError(f"ax debe ser unos ejes de matplotlib (o None); se recibió {type(ax).__name__}.")
     if ax is not None:
         return ax.figure, ax
     fig, new_ax = new_figure(width, height)
@@ -96,12 +105,16 @@ def colormap_lut(name: str, n: int = 32) -> list[str]:
     The static (browser) views interpolate in this table, so that they use the
     same colours as the matplotlib figures.
     """
-    cmap = matplotlib.colormaps[name]
+    cmap = matplotlib.colormaps[check_cmap(name)]
+    n = checks.positive_int(n, "n (número de colores)", minimum=2)
     return [to_hex(cmap(i / (n - 1))) for i in range(n)]
 
 
 def figure_png(fig: Figure, dpi: int = 90) -> bytes:
     """The figure rendered as PNG bytes (no metadata, so the bytes are stable)."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig debe ser una figura de matplotlib; se recibió {type(fig).__name__}.")
+    dpi = checks.positive_int(dpi, "dpi (puntos por pulgada)")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
@@ -109,12 +122,41 @@ def figure_png(fig: Figure, dpi: int = 90) -> bytes:
 
 def matplotlib_cmap(name: str):
     """The named colour map with masked ("bad") cells in :data:`MASKED_COLOR`."""
-    return matplotlib.colormaps[name].with_extremes(bad=MASKED_COLOR)
+    return matplotlib.colormaps[check_cmap(name)].with_extremes(bad=MASKED_COLOR)
+
+
+def check_cmap(name) -> str:
+    """``name`` if it is the name of a matplotlib colour map (a Spanish refusal otherwise)."""
+    if not isinstance(name, str) or name not in matplotlib.colormaps:
+        raise ValueError(f"cmap debe ser el nombre de un mapa de colores de matplotlib, p. ej. "
+                         f"'{SEQUENTIAL_CMAP}', '{DIVERGING_CMAP}' o 'magma'; se recibió {name!r:.40}.")
+    return name
+
+
+def check_color(value) -> str:
+    """``value`` if matplotlib reads it as a colour (``"#D55E00"``, ``"red"``, ``"C0"``...)."""
+    if isinstance(value, bool) or not is_color_like(value):
+        raise ValueError(f"El color debe ser uno que matplotlib conozca, p. ej. '#D55E00' o 'red'; "
+                         f"se recibió {value!r:.40}.")
+    return value
+
+
+def _rgb(rgb) -> list[float]:
+    """The first three channels of a colour given as numbers in ``[0, 1]``."""
+    try:
+        values = np.asarray(rgb, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or isinstance(rgb, str) or values.ndim != 1 or len(values) not in (3, 4) \
+            or not np.all((values >= 0) & (values <= 1)):
+        raise ValueError(f"El color debe ser (r, g, b) o (r, g, b, a) con números entre 0 y 1; "
+                         f"se recibió {rgb!r:.60}.")
+    return values[:3].tolist()
 
 
 def relative_luminance(rgb) -> float:
     """WCAG relative luminance of an RGB colour with channels in ``[0, 1]``."""
-    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in _rgb(rgb)]
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
 
@@ -142,9 +184,19 @@ def theme() -> dict:
 
 def labels(values, n: int, what: str) -> list[str]:
     """``values`` as ``n`` strings (``0 … n-1`` when ``None``); a Spanish error
-    naming ``what`` (e.g. ``"consultas"``) when there are not ``n`` of them."""
+    naming ``what`` (e.g. ``"consultas"``) when there are not ``n`` of them.
+
+    A single string is refused rather than split into its letters: ``"abc"``
+    would silently label three rows ``a``, ``b``, ``c``.
+    """
+    n = checks.non_negative_int(n, "n (número de etiquetas)")
     if values is None:
         return [str(i) for i in range(n)]
+    if isinstance(values, str) or not isinstance(values, (list, tuple, np.ndarray, range)):
+        raise TypeError(
+            f"Las etiquetas de {what} deben ser una lista con una etiqueta por elemento ({n}); se recibió "
+            f"{type(values).__name__}: {values!r:.60}. Para las palabras de una frase usa frase.split()."
+        )
     texts = [str(v) for v in values]
     if len(texts) != n:
         raise ValueError(f"Hay {len(texts)} etiquetas de {what}, pero la figura tiene {n}: "

@@ -17,8 +17,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from dldna import training
+from dldna import checks, training
 from dldna.viz import style
+from dldna.viz.attention import as_matrix
 from dldna.viz.heatmap import heatmap, outline_cells
 
 __all__ = [
@@ -34,10 +35,15 @@ _MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def _series(values, name: str) -> dict[str, list[float]]:
+    def numbers(vs) -> list[float]:
+        if isinstance(vs, (str, bytes)) or vs is None:
+            raise TypeError(f"{name}: cada serie debe ser una lista de números; se recibió {vs!r:.40}.")
+        return [] if np.ndim(vs) == 1 and len(vs) == 0 else as_matrix(vs, name, ndim=1).tolist()
+
     if isinstance(values, Mapping):
-        out = {str(k): [float(v) for v in vs] for k, vs in values.items()}
+        out = {str(k): numbers(vs) for k, vs in values.items()}
     else:
-        out = {"": [float(v) for v in values]}
+        out = {"": numbers(values)}
     if not out or any(len(v) == 0 for v in out.values()):
         raise ValueError(f"{name}: hace falta al menos una serie con algún valor.")
     return out
@@ -49,6 +55,7 @@ def gradient_norms_plot(norms: Mapping[str, Sequence[float]] | Sequence[float], 
                         log: bool = True, ax: Axes | None = None) -> Figure:
     """One line per series (name → norm of each layer), layers on the x axis."""
     data = _series(norms, "gradient_norms_plot")
+    log = checks.boolean(log, "log")
     fig, ax = style.figure_or_new(ax, 6.4, 3.8)
     for i, (name, values) in enumerate(data.items()):
         ax.plot(range(len(values)), values, marker=_MARKERS[i % len(_MARKERS)], markersize=4,
@@ -69,7 +76,7 @@ def noam_curves(d_model: int, warmups: Sequence[int], steps: int,
         raise ValueError(f"steps debe ser un entero positivo; se recibió {steps!r}.")
     t = np.arange(1, steps + 1, dtype=np.float64)
     curves = {}
-    for w in warmups:
+    for w in checks.sequence(warmups, "warmups (pasos de calentamiento)", checks.positive_int):
         training.noam_rate(1, d_model, w, factor)  # validation, Spanish messages
         curves[int(w)] = factor * d_model ** -0.5 * np.minimum(t ** -0.5, t * w ** -1.5)
     return curves
@@ -97,6 +104,7 @@ def loss_plot(losses: Mapping[str, Sequence[float]] | Sequence[float], *,
               title: str = "Curva de pérdida", log: bool = True, ax: Axes | None = None) -> Figure:
     """Loss against the step (one or several named curves), log scale by default."""
     data = _series(losses, "loss_plot")
+    log = checks.boolean(log, "log")
     fig, ax = style.figure_or_new(ax, 6.4, 3.6)
     for i, (name, values) in enumerate(data.items()):
         ax.plot(range(1, len(values) + 1), values, color=style.color(i + 4), label=name or None)
@@ -126,6 +134,8 @@ def normalization_plot(x: torch.Tensor, eps: float = 1e-5) -> Figure:
     """
     if not isinstance(x, torch.Tensor) or x.dim() != 3:
         raise ValueError("x debe ser un tensor (batch, seq, d) para comparar las normalizaciones.")
+    x = checks.features(x, "x", finite=True)
+    eps = checks.positive_number(eps, "eps")
     b, n, d = x.shape
     flat = x.detach().double().reshape(b * n, d)
     bn = (flat - flat.mean(0)) / torch.sqrt(flat.var(0, unbiased=False) + eps)

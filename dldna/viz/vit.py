@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from dldna.viz import style
+from dldna.viz.attention import as_matrix
 from dldna.viz.heatmap import heatmap, outline_cells
 from dldna.viz.style import IMAGE_CMAP, PALETTE, SEQUENTIAL_CMAP, new_figure
 
@@ -44,11 +44,15 @@ CLS_COLOR = PALETTE[0]  # orange
 GRID_COLOR = style.GRID_COLOR  # vermillion, visible on grey and on viridis
 
 
+def _numbers(values, name: str) -> np.ndarray:
+    """``values`` as a finite float64 array of any shape (text, booleans and NaN refused)."""
+    ndim = np.ndim(values) if not isinstance(values, (str, bytes)) else 0
+    return as_matrix(values, name, ndim=max(ndim, 1))
+
+
 def as_image(image) -> np.ndarray:
     """A 2-D float array from an image given as ``(H, W)``, ``(1, H, W)`` or ``(1, 1, H, W)``."""
-    if isinstance(image, torch.Tensor):
-        image = image.detach().cpu().double().numpy()
-    a = np.asarray(image, dtype=np.float64)
+    a = _numbers(image, "La imagen")
     while a.ndim > 2 and a.shape[0] == 1:
         a = a[0]
     if a.ndim != 2:
@@ -138,9 +142,7 @@ def plot_patches(image, patch_size: int = 2, *, title: str | None = None) -> Fig
 
 
 def _maps(values, name: str) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().double().numpy()
-    a = np.asarray(values, dtype=np.float64)
+    a = _numbers(values, name)
     if a.ndim != 3 or a.shape[1] != a.shape[2]:
         raise ValueError(f"{name} debe tener forma (paneles, g, g); se recibió {a.shape}.")
     return a
@@ -192,10 +194,15 @@ def plot_rollout(images, maps, *, labels: Sequence[str] | None = None,
     column, one per image; each is normalised to its own maximum.
     """
     rollout = _maps(maps, "El rollout")
+    if isinstance(images, (str, bytes)) or np.ndim(images) == 0:
+        raise TypeError("images debe ser una lista (o un tensor) de imágenes; "
+                        f"se recibió {type(images).__name__}.")
     imgs = [as_image(im) for im in images]
     if len(imgs) != rollout.shape[0]:
         raise ValueError(f"Hay {len(imgs)} imágenes y {rollout.shape[0]} mapas: deben coincidir.")
     n = len(imgs)
+    if labels is not None:
+        labels = style.labels(labels, n, "imágenes")
     fig, axes = new_figure(1.7 * n + 0.8, 3.9, 2, n)
     axes = np.asarray(axes).reshape(2, n)
     im = None
@@ -216,9 +223,7 @@ def plot_position_similarity(similarity, *, title: str | None = None) -> Figure:
 
     ``similarity``: ``(g, g, g, g)`` from :func:`dldna.vit.position_similarity`.
     """
-    if isinstance(similarity, torch.Tensor):
-        similarity = similarity.detach().cpu().double().numpy()
-    s = np.asarray(similarity, dtype=np.float64)
+    s = _numbers(similarity, "La similitud")
     if s.ndim != 4 or len(set(s.shape)) != 1:
         raise ValueError(f"La similitud debe tener forma (g, g, g, g); se recibió {s.shape}.")
     g = s.shape[0]
@@ -252,6 +257,9 @@ def plot_patch_size(image, patch_size: int, table: Mapping[int, Mapping[str, flo
     """
     img = as_image(image)
     p = _check_patch(img, patch_size)
+    if not isinstance(table, Mapping) or not all(isinstance(row, Mapping) for row in table.values()):
+        raise TypeError("table debe ser la tabla de dldna.widgets.vit.patch_table "
+                        "({tamaño: {tokens, total_macs, accuracy...}}).")
     sizes = sorted(table)
     if p not in table:
         raise ValueError(f"El tamaño de parche {p} no está en la tabla ({sizes}).")
@@ -307,6 +315,7 @@ def plot_windows(height: int, width: int, window: int, shift: int = 0, *, ax=Non
         if ids[k] < 0:
             ids[mask[k]] = next_id
             next_id += 1
+    style.figure_or_new(ax) if ax is not None else None  # a Spanish refusal of what is not an axes
     own = ax is None
     if own:
         fig, ax = new_figure(0.45 * width + 1.0, 0.45 * height + 1.0)

@@ -239,14 +239,15 @@ class AttentionExplorer(core.Explorer):
             self.controls["query"].value = src.query
 
     def _note(self, state: dict) -> str:
-        return self.sources[state.get("kind", 0)].caption or ""
+        return self._resolve(state)[0].caption or ""
 
     def _resolve(self, state: dict):
-        src = self.sources[state.get("kind", 0)]
+        src = self.sources[_check_index(state.get("kind", 0), len(self.sources), "El tipo de atención",
+                                        "tipos")]
         layer = _check_index(state.get("layer", 0), src.layers, "La capa", "capas")
         head = _check_index(state.get("head", 0), src.heads, "La cabeza", "cabezas")
         query = _check_index(state["query"], len(src.q_tokens), "La consulta", "consultas")
-        t = float(state["temperature"])
+        t = checks.real(state["temperature"], "La temperatura")
         if t not in self.temperatures:
             raise ValueError(
                 f"La temperatura {t:g} no está entre las calculadas: "

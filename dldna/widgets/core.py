@@ -77,6 +77,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from dldna import checks
 from dldna.viz import style
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -95,8 +96,28 @@ ENGLISH = re.compile(r"\b(the|must|expected|got|invalid|cannot|could not|object|
 
 def reader_message(err: BaseException) -> str:
     """The Spanish text of ``err`` for the picture area; never Python's English words."""
+    if not isinstance(err, BaseException):
+        raise TypeError(f"reader_message lee una excepción; se recibió {type(err).__name__}.")
     text = str(err)
     return UNEXPECTED if not text or ENGLISH.search(text) else text
+
+
+def _text(value, name: str, *, allow_empty: bool = False) -> str:
+    return checks.text(value, name, allow_empty=allow_empty)
+
+
+def _finite_array(values, name: str) -> np.ndarray:
+    """``values`` as a float64 array of finite numbers (text, None and NaN refused)."""
+    try:
+        if np.asarray(values).dtype == bool:  # True/False are not numbers to draw
+            raise TypeError
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} debe ser un array o una lista de números; se recibió "
+                        f"{type(values).__name__}.") from None
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} contiene NaN o infinitos; se esperaban números finitos.")
+    return a
 
 
 _ERROR_STYLE = ("border:1px solid #D55E00;border-left:6px solid #D55E00;background:#fff6ef;"
@@ -133,6 +154,12 @@ def standalone_page(parts, title: str = "Exploradores") -> str:
     For a page outside the book (a test, a file sent to someone): it needs no
     network and no other file.
     """
+    if isinstance(parts, Explorer):
+        parts = [parts]
+    if not isinstance(parts, (list, tuple)) or not all(isinstance(p, Explorer) for p in parts):
+        raise TypeError("parts debe ser una lista de exploradores (los que devuelven las funciones de "
+                        f"dldna.widgets); se recibió {type(parts).__name__}.")
+    title = _text(title, "title")
     files = front_end()
     body = "".join(part.to_html() for part in parts)
     return (
@@ -154,11 +181,13 @@ def pack(values, bits: int = 16, lo: float | None = None, hi: float | None = Non
     ``(hi - lo) / (2 * (2**bits - 1))``. ``lo``/``hi`` default to the array's
     range, rounded to 6 decimals so that the output is reproducible.
     """
-    if bits not in (8, 16):
-        raise ValueError("bits debe ser 8 o 16.")
-    a = np.asarray(values, dtype=np.float64)
-    lo = round(float(a.min()) if lo is None else float(lo), 6)
-    hi = round(float(a.max()) if hi is None else float(hi), 6)
+    if bits not in (8, 16) or isinstance(bits, bool):
+        raise ValueError(f"bits debe ser 8 o 16; se recibió {bits!r}.")
+    a = _finite_array(values, "values")
+    if not a.size:
+        raise ValueError("values está vacío: no hay valores que cuantizar.")
+    lo = round(float(a.min()) if lo is None else checks.real(lo, "lo"), 6)
+    hi = round(float(a.max()) if hi is None else checks.real(hi, "hi"), 6)
     if hi <= lo:
         hi = lo + 1.0
     levels = 2**bits - 1
@@ -170,6 +199,9 @@ def pack(values, bits: int = 16, lo: float | None = None, hi: float | None = Non
 
 def unpack(packed: dict) -> np.ndarray:
     """Inverse of :func:`pack` (up to its quantisation error)."""
+    if not isinstance(packed, dict) or not {"s", "lo", "hi", "b", "d"} <= set(packed):
+        raise TypeError("unpack lee el diccionario que devuelve pack (con s, lo, hi, b y d); "
+                        f"se recibió {type(packed).__name__}.")
     dtype = "<u1" if packed["b"] == 8 else "<u2"
     q = np.frombuffer(base64.b64decode(packed["d"]), dtype=dtype).astype(np.float64)
     levels = 2 ** packed["b"] - 1
@@ -179,20 +211,35 @@ def unpack(packed: dict) -> np.ndarray:
 
 def rounded(values, ndigits: int = 4):
     """Nested lists of Python floats rounded to ``ndigits`` (for small arrays in JSON)."""
-    a = np.asarray(values, dtype=np.float64)
+    ndigits = checks.non_negative_int(ndigits, "ndigits")
+    a = _finite_array(values, "values")
     return np.round(a, ndigits).tolist()
 
 
 def canonical_json(payload: dict) -> str:
     """JSON that is the same on every run and safe inside ``<script>``."""
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False)
+    if not isinstance(payload, dict):
+        raise TypeError(f"payload debe ser un diccionario; se recibió {type(payload).__name__}.")
+    try:
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                          allow_nan=False)
+    except ValueError:
+        raise ValueError("payload contiene NaN o infinitos, que JSON no admite.") from None
+    except TypeError:
+        raise TypeError("payload solo puede contener textos, números, listas y diccionarios "
+                        "(JSON); tiene otro tipo de valor.") from None
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def options(values, labels=None) -> list[list]:
     """Control options as ``[[value, label], ...]`` for the static view."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, range, np.ndarray)):
+        raise TypeError(f"values debe ser una lista de valores; se recibió {type(values).__name__}.")
     labels = labels if labels is not None else [str(v) for v in values]
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple)) \
+            or len(labels) != len(values):
+        raise ValueError(f"labels debe ser una lista con una etiqueta por valor ({len(values)}); "
+                         f"se recibió {labels!r:.80}.")
     return [[v, str(lab)] for v, lab in zip(values, labels, strict=True)]
 
 
@@ -205,6 +252,10 @@ def static_html(payload: dict, ordinal: int | None = None) -> str:
     a function of the numbers shown, so the same notebook run from the top
     gives the same ids on any machine.
     """
+    if not isinstance(payload, dict) or not {"view", "title", "alt", "controls"} <= set(payload):
+        raise ValueError("payload debe ser un diccionario con view, title, alt y controls.")
+    if ordinal is not None:
+        ordinal = checks.non_negative_int(ordinal, "ordinal")
     data = canonical_json(payload)
     uid = f"dldna-{payload['view']}-{next(_ids) if ordinal is None else ordinal}"
     title = html.escape(payload["title"])
@@ -230,6 +281,8 @@ def widget_view(widget) -> dict:
     the same view data, a model id under protocol version 2.0, so one path
     serves them.
     """
+    if not isinstance(getattr(widget, "model_id", None), str):
+        raise TypeError(f"widget debe ser un widget de ipywidgets; se recibió {type(widget).__name__}.")
     return {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
 
 
@@ -238,6 +291,7 @@ def error_html(title: str, message: str) -> str:
 
     Styled inline: the live view (Jupyter, Colab) has no stylesheet of ours.
     """
+    title, message = _text(title, "title"), _text(message, "message")
     return (
         f'<div class="dldna-error" role="alert" style="{_ERROR_STYLE}">'
         f'<strong style="display:block;margin-bottom:0.2em">{html.escape(title)}: '
@@ -251,6 +305,7 @@ def note_html(text: str) -> str:
     Styled inline, like :func:`error_html`; the static view's twin is the
     ``.dldna-note`` paragraph that ``explorer.js`` adds.
     """
+    text = _text(text, "text", allow_empty=True)
     if not text:
         return ""
     return (f'<p class="dldna-note" aria-live="polite" style="{_NOTE_STYLE}">'
@@ -282,8 +337,8 @@ class Explorer:
     dpi = 80
 
     def __init__(self, title: str, alt: str):
-        self.title = title
-        self.alt = alt
+        self.title = _text(title, "title")
+        self.alt = _text(alt, "alt", allow_empty=True)
         self.error: str | None = None
         self.draw_count = 0
         self.last_figure: Figure | None = None
@@ -460,8 +515,12 @@ def build_or_error(title: str, build: Callable[[], Explorer]) -> Explorer:
 
     The static view is built here too, so that a failure there is caught.
     """
+    title = _text(title, "title")
+    checks.function(build, "build", "una función sin argumentos que construye el explorador")
     try:
         explorer = build()
+        if not isinstance(explorer, Explorer):
+            raise TypeError(f"build debe devolver un explorador; devolvió {type(explorer).__name__}.")
         explorer.to_html()
         return explorer
     except (ValueError, TypeError) as err:

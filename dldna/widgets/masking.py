@@ -49,6 +49,9 @@ ALT = (
 def build_mask(pattern: str, n: int, pad: int = 0, width: int = 2) -> torch.Tensor:
     """The ``(n, n)`` mask of one setting of the explorer (``True`` = may attend)."""
     n = checks.positive_int(n, "n (número de tókenes)")
+    if n > len(WORDS):
+        raise ValueError(f"n (número de tókenes) debe estar entre 1 y {len(WORDS)} (las palabras de "
+                         f"la frase de ejemplo); se recibió {n}.")
     width = checks.positive_int(width, "width (ventana, paso o bloque)")
     if not isinstance(pattern, str) or pattern not in PATTERNS:
         raise ValueError(
@@ -83,7 +86,12 @@ def _scores(max_n: int, seed: int) -> torch.Tensor:
 
 def weights_for(mask: torch.Tensor, seed: int = 0) -> torch.Tensor:
     """Softmax of fixed random scores (seeded) under ``mask``; blocked cells get 0."""
+    mask = checks.mask(mask, checks.as_tensor(mask, "mask").shape, "mask")
     n = mask.shape[-1]
+    if mask.dim() != 2 or mask.shape[0] != n or not 1 <= n <= len(WORDS):
+        raise ValueError(f"mask debe ser cuadrada, de forma (n, n) con n entre 1 y {len(WORDS)}; "
+                         f"tiene forma {tuple(mask.shape)}.")
+    seed = checks.non_negative_int(seed, "seed (semilla)")
     scores = _scores(len(WORDS), seed)[:n, :n]
     return softmax(scores.masked_fill(~mask, float("-inf")))
 

@@ -42,7 +42,7 @@ class OnlineSoftmaxExplorer(core.Explorer):
 
     def steps(self, tile: int) -> dict:
         """The precomputed states for one tile size."""
-        if tile not in self._steps:
+        if isinstance(tile, bool) or not isinstance(tile, int) or tile not in self._steps:
             raise ValueError(f"tile = {tile!r} no está entre los tamaños calculados: "
                              f"{', '.join(map(str, self.tiles))}.")
         return self._steps[tile]
@@ -70,11 +70,12 @@ class OnlineSoftmaxExplorer(core.Explorer):
             step.max = n_tiles
 
     def _figure(self, state: dict):
-        return vo.online_softmax_panel(self.steps(state["tile"]), min(state["step"],
-                                       self._n_tiles(state["tile"])))
+        step = checks.positive_int(state["step"], "step (teselas leídas)")
+        return vo.online_softmax_panel(self.steps(state["tile"]), min(step, self._n_tiles(state["tile"])))
 
     def _describe(self, tile: int, step: int) -> str:
         s = self.steps(tile)
+        step = checks.positive_int(step, "step (teselas leídas)")
         k = step - 1
         return (f"teselas de {tile} claves, {step} de {len(s['m'])} leídas (claves 0 a {s['stops'][k] - 1}); "
                 f"m = {s['m'][k]:.2f}, l = {s['l'][k]:.3f}; salida parcial "

@@ -35,6 +35,9 @@ ALT = (
 
 def default_pairs(d_model: int) -> list[int]:
     """Three contrasting pairs (fast, medium, slow waves), fewer for a small ``d_model``."""
+    d_model = checks.positive_int(d_model, "d_model", minimum=2)
+    if d_model % 2:
+        raise ValueError(f"d_model debe ser par (las dimensiones van por pares); se recibió {d_model}.")
     n = d_model // 2
     return sorted({0, min(1, n - 1), min(2, n - 1)})
 
@@ -92,7 +95,10 @@ class PositionalExplorer(core.Explorer):
 
     def data(self, kind: str, d_model: int, base: float):
         """:class:`~dldna.viz.positional.PositionalData`, cached."""
-        key = (kind, d_model, float(base))
+        d_model, base = checks.integer(d_model, "d_model"), checks.real(base, "base")
+        if kind not in self.kinds:
+            raise ValueError(f"El tipo {kind!r} no está entre los del explorador: {', '.join(self.kinds)}.")
+        key = (kind, d_model, base)
         if key not in self._cache:
             self._cache[key] = vp.positional_data(kind, self.n_positions, d_model, base)
         return self._cache[key]
@@ -135,6 +141,7 @@ class PositionalExplorer(core.Explorer):
         kind = state.get("kind", self.kinds[0])
         data = self.data(kind, state["d_model"], state["base"])
         pairs = vp.check_pairs(state["pairs"], data.d_model)
+        vp._check_cursor(state["cursor"], self.n_positions)
         return data, pairs, int(state["cursor"])
 
     def _figure(self, state: dict):

@@ -56,7 +56,8 @@ class ScalingExplorer(core.Explorer):
 
     def result(self, d_k: int, scaled: bool) -> dict:
         """:func:`~dldna.viz.attention.random_attention` for one setting (precomputed)."""
-        if (d_k, bool(scaled)) not in self._results:
+        scaled = checks.boolean(scaled, "scaled")
+        if isinstance(d_k, bool) or (d_k, scaled) not in self._results:
             raise ValueError(
                 f"d_k = {d_k!r} no está entre los valores calculados: "
                 f"{', '.join(map(str, self.d_ks))}."

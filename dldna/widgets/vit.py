@@ -99,12 +99,23 @@ class PatchSizeExplorer(core.Explorer):
                                 value=self.initial["image"], description="imagen:"),
         }
 
+    def _check_state(self, state: dict) -> tuple[int, int]:
+        image, p = state["image"], state["patch_size"]
+        if isinstance(image, bool) or not isinstance(image, (int, np.integer)) \
+                or not 0 <= image < len(self.images):
+            raise ValueError(f"La imagen {image!r} no existe: hay {len(self.images)} (índices 0 a "
+                             f"{len(self.images) - 1}).")
+        if isinstance(p, bool) or p not in self.table:
+            raise ValueError(f"El tamaño de parche {p!r} no está entre los calculados ({self.sizes}).")
+        return int(image), int(p)
+
     def _figure(self, state: dict):
+        self._check_state(state)
         return vv.plot_patch_size(self.images[state["image"]], state["patch_size"], self.table,
                                   title=self.title)
 
     def _alt(self, state: dict) -> str:
-        p = state["patch_size"]
+        _, p = self._check_state(state)
         row = self.table[p]
         acc = ("sin entrenar" if row["accuracy"] is None
                else f"exactitud {100 * row['accuracy']:.1f} %")
