@@ -236,7 +236,7 @@ def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     (1 when the cache changes nothing).
     """
     dev = checks.device(device)
-    tokens = 8 if quick else 255
+    tokens = 8 if checks.boolean(quick, "quick") else 255
     torch.manual_seed(0)
     model = LanguageModel(75, max_len=520).to(dev).eval()
     prompt = torch.full((1, 1), BOS_ID, dtype=torch.long, device=dev)

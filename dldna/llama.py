@@ -104,7 +104,7 @@ class SwiGLU(nn.Module):
         if x.dim() == 0 or x.shape[-1] != self.gate_proj.in_features:
             raise ValueError(f"x debe terminar en d_model={self.gate_proj.in_features} rasgos; "
                              f"tiene forma {tuple(x.shape)}.")
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        return checks.no_overflow(self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x)), "SwiGLU")
 
 
 class LlamaBlock(nn.Module):
@@ -128,6 +128,7 @@ class LlamaBlock(nn.Module):
         self.mlp = SwiGLU(d_model, d_hidden)
 
     def forward(self, x: Tensor, mask: Tensor | None = None, rotary: RotaryEmbedding | None = None) -> Tensor:
+        x = checks.features(x, "x", like=self, ndim=3, what="(batch, seq, d_model)", finite=True)
         h, _ = self.self_attn(self.input_layernorm(x), mask=mask, rotary=rotary,
                               need_weights=not self.training)
         x = x + h

@@ -62,6 +62,7 @@ from dldna import (  # noqa: E402,E501  # noqa: E402
     embeddings,
     kv_cache,
     language_models,
+    llama,
     masking,
     online_softmax,
     positional,
@@ -76,6 +77,7 @@ from dldna.viz import diagrams as viz_diagrams  # noqa: E402
 from dldna.viz import heatmap as viz_heatmap  # noqa: E402
 from dldna.viz import online_softmax as viz_online  # noqa: E402
 from dldna.viz import positional as viz_positional  # noqa: E402
+from dldna.viz import rope_scaling as viz_rope  # noqa: E402
 from dldna.viz import style  # noqa: E402
 from dldna.widgets import attention as widgets_attention  # noqa: E402
 from dldna.widgets import core as widgets_core  # noqa: E402
@@ -84,6 +86,7 @@ from dldna.widgets import online_softmax as widgets_online  # noqa: E402
 from dldna.widgets import positional as widgets_positional  # noqa: E402
 from dldna.widgets import scaling as widgets_scaling  # noqa: E402
 from dldna.widgets import vit as widgets_vit  # noqa: E402
+from dldna.widgets.rope_scaling import RopeScalingExplorer  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # Small fixtures, built once
@@ -108,6 +111,12 @@ def _gpt() -> language_models.LanguageModel:
     torch.manual_seed(0)
     return language_models.LanguageModel(12, d_model=8, n_heads=2, n_layers=1, d_ff=16, dropout=0.0,
                                          max_len=16, causal=True).eval()
+
+
+@functools.cache
+def _llama() -> llama.LlamaLM:
+    torch.manual_seed(0)
+    return llama.LlamaLM(12, d_model=8, n_heads=2, n_layers=1, d_ff=12).eval()
 
 
 def _layer(cls):
@@ -1271,6 +1280,48 @@ SPECS: dict[str, Spec] = {
         call=_no_grad(lambda vocab, n_heads, causal, ids: _seeded(
             language_models.LanguageModel, vocab, d_model=8, n_heads=n_heads, n_layers=1, d_ff=16, max_len=16,
             causal=causal).eval()(ids))),
+    # --- chapter 10b: the Llama block, RoPE's scaling, the receptive field ----------------------------
+    "dldna.llama.RMSNorm": Spec({"x": Floats((2, 3, 8), any_rank=True)},
+                                call=_no_grad(lambda x: llama.RMSNorm(8)(x))),
+    "dldna.llama.SwiGLU": Spec({"x": Floats((2, 3, 8), any_rank=True)},
+                               call=_no_grad(lambda x: llama.SwiGLU(8, 5)(x))),
+    "dldna.kv_cache.benchmark": Spec({"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
+                                      "quick": Fixed(lambda: True, bad=("no", 1, None))}, slow=True),
+    "dldna.llama.swiglu_width": Spec({"d_ff": Int(1, 5000)}),
+    "dldna.llama.LlamaBlock": Spec(
+        {"num_kv_heads": Choice((1, 2, None)), "x": Floats((2, 5, 8))},
+        call=_no_grad(lambda num_kv_heads, x: llama.LlamaBlock(8, 2, 6, num_kv_heads=num_kv_heads).eval()(
+            x))),
+    "dldna.llama.LlamaLM": Spec(
+        {"num_kv_heads": Choice((1, 2, None)), "ids": Ids((2, 5), 12)},
+        call=_no_grad(lambda num_kv_heads, ids: llama.LlamaLM(
+            12, d_model=8, n_heads=2, n_layers=1, d_ff=12, num_kv_heads=num_kv_heads).eval()(ids))),
+    "dldna.llama.hf_names": Spec({"model": Fixed(_llama, bad=NOT_A_MODULE + (torch.nn.Linear(2, 2),))}),
+    "dldna.llama.hf_state_dict": Spec({"model": Fixed(_llama, bad=NOT_A_MODULE + (torch.nn.Linear(2, 2),))}),
+    "dldna.llama.hf_config": Spec({"model": Fixed(_llama, bad=NOT_A_MODULE + (torch.nn.Linear(2, 2),))}),
+    "dldna.positional.rope_frequencies": Spec(
+        {"d_k": Choice((4, 8, 16)), "scaling": Choice(("linear", "ntk")),
+         "factor": Num(1, None, open_lo=True, typical=(1.0, 64.0)),
+         "base": Num(1, None, open_lo=True, typical=(1.5, 1e5))}),
+    "dldna.masking.receptive_field": Spec({"mask": Mask((4, 4)), "layers": Int(1, 4)}),
+    # --- chapter 10b: RoPE's scaling (the explorer of position interpolation and NTK) ---------
+    "dldna.viz.rope_scaling.rope_scaling_data": Spec(
+        {"d_k": Choice((4, 8, 16)), "scaling": Fixed(lambda: "ntk", bad=("lineal", 3, ["ntk"])),
+         "factor": Int(1, 8), "length": Int(4, 24), "base": Num(1, None, open_lo=True, typical=(1.5, 1e5))}),
+    "dldna.viz.rope_scaling.rope_scaling_panel": Spec(
+        {"data": Fixed(lambda: viz_rope.rope_scaling_data(16, "ntk", 2), bad=(None, "datos", {"cos": 1}))},
+        call=lambda **kw: plt.close(viz_rope.rope_scaling_panel(**kw)) or True, slow=True),
+    "dldna.widgets.rope_scaling.rope_scaling_explorer": Spec(
+        {"scaling": Fixed(lambda: "linear", bad=("lineal", 3, ["ntk"])), "factor": Int(1, 4),
+         "d_k": Choice((8, 16)), "factors": Fixed(lambda: (1, 2), bad=(None, ["x"], "2", [0])),
+         "d_ks": Fixed(lambda: (16,), bad=(None, ["x"], "16", [7]))},
+        explorer=True, slow=True),
+    "dldna.widgets.rope_scaling.RopeScalingExplorer": Spec(
+        {"scaling": Fixed(lambda: "ntk", bad=("lineal", 3)), "factor": Int(1, 4), "d_k": Choice((8, 16)),
+         "factors": Fixed(lambda: (1, 2), bad=(None, "2", [0])),
+         "d_ks": Fixed(lambda: (16,), bad=(None, "16", [7])),
+         "length": Int(4, 24), "base": Num(1, None, open_lo=True, typical=(1.5, 1e5))},
+        call=lambda **kw: RopeScalingExplorer(**kw, title="RoPE"), slow=True),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
