@@ -1289,11 +1289,11 @@ SPECS: dict[str, Spec] = {
                                       "quick": Fixed(lambda: True, bad=("no", 1, None))}, slow=True),
     "dldna.llama.swiglu_width": Spec({"d_ff": Int(1, 5000)}),
     "dldna.llama.LlamaBlock": Spec(
-        {"num_kv_heads": Choice((1, 2, None)), "x": Floats((2, 5, 8))},
+        {"num_kv_heads": Fixed(lambda: 1, bad=(3, "1", 1.5, 0)), "x": Floats((2, 5, 8))},
         call=_no_grad(lambda num_kv_heads, x: llama.LlamaBlock(8, 2, 6, num_kv_heads=num_kv_heads).eval()(
             x))),
     "dldna.llama.LlamaLM": Spec(
-        {"num_kv_heads": Choice((1, 2, None)), "ids": Ids((2, 5), 12)},
+        {"num_kv_heads": Fixed(lambda: 1, bad=(3, "1", 1.5, 0)), "ids": Ids((2, 5), 12)},
         call=_no_grad(lambda num_kv_heads, ids: llama.LlamaLM(
             12, d_model=8, n_heads=2, n_layers=1, d_ff=12, num_kv_heads=num_kv_heads).eval()(ids))),
     "dldna.llama.hf_names": Spec({"model": Fixed(_llama, bad=NOT_A_MODULE + (torch.nn.Linear(2, 2),))}),
