@@ -132,6 +132,7 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     temperature: float = 1.0,
     bias: Tensor | None = None,
+    dropout: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
     """softmax((Q Kᵀ · scale + bias) / temperature) V, returning output and weights.
 
@@ -155,9 +156,20 @@ def scaled_dot_product_attention(
     bfloat16 are computed in float32 and returned in their own dtype. Scores
     too large for that dtype (inputs near ``1e20`` in float32) are refused
     with a message, rather than turned into NaN.
+
+    ``dropout``: probability of zeroing each weight before the product with V
+    (as ``dropout_p`` of ``F.scaled_dot_product_attention``; use it only while
+    training); the weights returned are those before dropout.
     """
     query, key, value, mask, scale, temperature, bias = _check_attention(
         query, key, value, mask, scale, temperature, bias)
+    dropout = checks.probability(dropout, "dropout", allow_one=False)
+    return _attend(query, key, value, mask, scale, temperature, bias, dropout)
+
+
+def _attend(query, key, value, mask, scale, temperature=1.0, bias=None, dropout=0.0):
+    """The formula of :func:`scaled_dot_product_attention`, on checked tensors (the layers'
+    own projections, checked once at the layer's entry)."""
     scores = _wide(query) @ _wide(key).transpose(-2, -1) * scale  # (..., q_len, k_len)
     if bias is not None:
         scores = scores + bias
@@ -165,8 +177,8 @@ def scaled_dot_product_attention(
     if mask is not None:
         scores = scores.masked_fill(~mask, -math.inf)
     weights = _softmax(scores, -1, temperature)
-    output = weights @ value.to(weights.dtype)
-    return output.to(value.dtype), weights.to(query.dtype)
+    mixed = F.dropout(weights, dropout) if dropout else weights
+    return (mixed @ value.to(weights.dtype)).to(value.dtype), weights.to(query.dtype)
 
 
 def _check_scores(scores: Tensor) -> None:
@@ -557,7 +569,7 @@ class SelfAttention(nn.Module):
         if mask is not None:
             mask = checks.mask(mask, (*x.shape[:-1], x.shape[-2]), device=x.device)
         q, k, v = self.query(x), self.key(x), self.value(x)
-        return scaled_dot_product_attention(q, k, v, mask, self._scale)
+        return _attend(q, k, v, mask, self._scale)
 
 
 # ---------------------------------------------------------------------------
@@ -814,9 +826,8 @@ class MultiHeadAttention(torch.nn.Module):
         if not need_weights:
             p = self.dropout.p if self.training else 0.0
             return self.out_proj(merge_heads(_fused(q, k, v, mask, bias, p))), None
-        heads, weights = scaled_dot_product_attention(q, k, v, mask, 1.0 / math.sqrt(self.d_k), bias=bias)
-        if self.training and self.dropout.p > 0:  # dropout acts on the weights; they are returned without it
-            heads = self.dropout(weights) @ v
+        p = self.dropout.p if self.training else 0.0  # on the weights; they are returned without it
+        heads, weights = _attend(q, k, v, mask, 1.0 / math.sqrt(self.d_k), bias=bias, dropout=p)
         return self.out_proj(merge_heads(heads)), weights
 
     @torch.no_grad()
@@ -919,5 +930,5 @@ class CollaborativeAttention(torch.nn.Module):
         q = self.q_proj(query)[:, None] * self.mixing[None, :, None, :]  # (b, h, q, D)
         k = self.k_proj(key)[:, None]  # (b, 1, k, D): shared by every head
         v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask, self.scale)
+        heads, weights = _attend(q, k, v, mask, self.scale)
         return self.out_proj(merge_heads(heads)), weights

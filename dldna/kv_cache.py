@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 
 from dldna import checks
-from dldna.attention import merge_heads, repeat_kv, scaled_dot_product_attention
+from dldna.attention import _attend, merge_heads, repeat_kv
 from dldna.language_models import LanguageModel
 from dldna.tasks.base import BOS_ID, PAD_ID, BenchResult
 
@@ -134,7 +134,7 @@ def forward_cached(model: LanguageModel, ids: Tensor,
         out.values.append(v)
         if attn.num_kv_heads != attn.num_heads:
             k, v = repeat_kv(k, attn.num_heads), repeat_kv(v, attn.num_heads)
-        heads, _ = scaled_dot_product_attention(q, k, v, mask, 1.0 / math.sqrt(attn.d_k))
+        heads, _ = _attend(q, k, v, mask, 1.0 / math.sqrt(attn.d_k))
         x = x + attn.out_proj(merge_heads(heads))
         x = x + layer.ff(layer.norm2(x))
     return model.head(model.encoder.norm(x)), out

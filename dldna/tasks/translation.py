@@ -584,8 +584,11 @@ def _model_and_task(model, task) -> torch.device:
     if not callable(getattr(model, "attention_maps", None)):
         raise TypeError(f"model debe ser un dldna.transformer.Transformer (con attention_maps); "
                         f"se recibió {type(model).__name__}.")
-    if not isinstance(task, TranslationTask):
-        raise TypeError(f"task debe ser una TranslationTask; se recibió {type(task).__name__}.")
+    # Any task with the two tokenizers of a sequence-to-sequence task (a TranslationTask, or
+    # chapter 9b's TextToTextTask that mixes it with others).
+    if not isinstance(task, Task) or not all(hasattr(task, a) for a in ("src_tokenizer", "tgt_tokenizer")):
+        raise TypeError(f"task debe ser una tarea de traducción (TranslationTask o TextToTextTask); "
+                        f"se recibió {type(task).__name__}.")
     return checks.device_of(model)
 
 
