@@ -249,6 +249,9 @@ def entropy(weights: Tensor, dim: int = -1) -> Tensor:
     """Shannon entropy (in nats) of each distribution along ``dim``; 0·log 0 = 0."""
     weights = checks.features(weights, "weights")
     dim = _dim(dim, weights)
+    if weights.numel() and bool((weights < 0).any()):
+        raise ValueError("Los pesos de una distribución no pueden ser negativos; la entropía se calcula "
+                         "sobre probabilidades (por ejemplo, la salida de un softmax).")
     logs = torch.where(weights > 0, torch.log(weights.clamp_min(1e-30)), torch.zeros_like(weights))
     return -(weights * logs).sum(dim=dim)
 

@@ -204,7 +204,7 @@ class LearnedPositionalEncoding(nn.Module):
         if overflow not in ("error", "clamp"):
             raise ValueError(f"overflow debe ser 'error' o 'clamp'; se recibió {overflow!r}.")
         self.d_model, self.max_len = d_model, max_len
-        self.scale_input, self.overflow = scale_input, overflow
+        self.scale_input, self.overflow = checks.boolean(scale_input, "scale_input"), overflow
         self.table = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.table.weight, std=0.02 if scale_input else 1.0)
 
@@ -326,8 +326,13 @@ def t5_buckets(distances: Tensor, num_buckets: int = 32, max_distance: int = 128
     last bucket. Without ``bidirectional`` (a causal decoder) keys after the
     query share bucket 0.
     """
+    bidirectional = checks.boolean(bidirectional, "bidirectional")
     _check_int(num_buckets, "num_buckets", minimum=4 if bidirectional else 2)
     _check_int(max_distance, "max_distance", minimum=2)
+    distances = checks.as_tensor(distances, "distances")
+    if distances.dtype.is_floating_point or distances.dtype == torch.bool or distances.is_complex():
+        raise TypeError(f"distances debe contener distancias enteras (j - i), como las de "
+                        f"relative_distances; se recibió dtype {distances.dtype}.")
     n = -distances  # how far back the key is
     bucket = torch.zeros_like(n)
     if bidirectional:
@@ -362,8 +367,8 @@ class T5RelativeBias(nn.Module):
         super().__init__()
         self.num_heads = _check_int(num_heads, "num_heads")
         self.num_buckets, self.max_distance = num_buckets, max_distance
-        self.bidirectional = bidirectional
-        t5_buckets(torch.zeros(1, dtype=torch.long), num_buckets, max_distance, bidirectional)
+        self.bidirectional = checks.boolean(bidirectional, "bidirectional")
+        t5_buckets(torch.zeros(1, dtype=torch.long), num_buckets, max_distance, self.bidirectional)
         self.bias = nn.Embedding(num_buckets, num_heads)
         nn.init.zeros_(self.bias.weight)
 

@@ -1322,6 +1322,21 @@ SPECS: dict[str, Spec] = {
          "d_ks": Fixed(lambda: (16,), bad=(None, "16", [7])),
          "length": Int(4, 24), "base": Num(1, None, open_lo=True, typical=(1.5, 1e5))},
         call=lambda **kw: RopeScalingExplorer(**kw, title="RoPE"), slow=True),
+    "dldna.positional.LearnedPositionalEncoding": Spec(
+        {"d_model": Int(1, 8), "max_len": Int(5, 16), "scale_input": Bool()},
+        call=_no_grad(lambda d_model, **kw: _seeded(positional.LearnedPositionalEncoding, d_model, **kw)(
+            torch.zeros(2, 5, d_model)))),
+    "dldna.positional.T5RelativeBias": Spec(
+        {"num_heads": Int(1, 4), "num_buckets": Fixed(lambda: 16, bad=("16", 1.5, None, 1)),
+         "max_distance": Int(20, 128),
+         "bidirectional": Bool()},
+        call=_no_grad(lambda **kw: _seeded(positional.T5RelativeBias, **kw)(5, 5))),
+    "dldna.attention.entropy": Spec({"weights": Floats((3, 4), nonneg=True, any_rank=True,
+                                                       extra_invalid=(-torch.ones(3, 4),))}),
+    "dldna.positional.t5_buckets": Spec(
+        {"distances": Fixed(lambda: positional.relative_distances(6), bad=(None, "x", torch.ones(3, 3))),
+         "num_buckets": Fixed(lambda: 16, bad=("16", 1.5, None, 1)),
+         "max_distance": Int(20, 128), "bidirectional": Bool()}),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -1341,14 +1356,12 @@ RETURNED = {
 
 #: Public names without a spec yet (issue 29, to do). This list may only shrink.
 PENDING = {
-    "dldna.positional.LearnedPositionalEncoding", "dldna.positional.T5RelativeBias",
     "dldna.positional.ShawRelativePosition", "dldna.positional.shaw_attention",
     "dldna.language_models.BigramModel",
     "dldna.language_models.causal_lm_loss", "dldna.language_models.perplexity",
     "dldna.language_models.sense_similarities", "dldna.language_models.span_restore",
     "dldna.language_models.span_corrupt", "dldna.language_models.mask_tokens",
     "dldna.language_models.sentence_batches",
-    "dldna.attention.entropy", "dldna.positional.t5_buckets",
     "dldna.attention.CollaborativeAttention",
     "dldna.language_models.SequenceClassifier", "dldna.language_models.accuracy",
     "dldna.language_models.benchmark",
@@ -1369,14 +1382,6 @@ PENDING = {
 #: the language-model helpers raise PyTorch's or Python's English). Not run: move each to
 #: SPECS (and out of PENDING) with its fix.
 AWAITING_FIX: dict[str, Spec] = {
-    "dldna.positional.LearnedPositionalEncoding": Spec(
-        {"d_model": Int(1, 8), "max_len": Int(5, 16), "scale_input": Bool()},
-        call=_no_grad(lambda d_model, **kw: _seeded(positional.LearnedPositionalEncoding, d_model, **kw)(
-            torch.zeros(2, 5, d_model)))),
-    "dldna.positional.T5RelativeBias": Spec(
-        {"num_heads": Int(1, 4), "num_buckets": Choice((8, 16, 32)), "max_distance": Int(8, 128),
-         "bidirectional": Bool()},
-        call=_no_grad(lambda **kw: _seeded(positional.T5RelativeBias, **kw)(5, 5))),
     "dldna.language_models.causal_lm_loss": Spec(
         {"model": Fixed(_gpt, bad=NOT_A_MODULE), "ids": Ids((2, 5), 12, lo=1)},
         call=_no_grad(language_models.causal_lm_loss)),
@@ -1397,11 +1402,6 @@ AWAITING_FIX: dict[str, Spec] = {
     "dldna.language_models.sentence_batches": Spec(
         {"ids": Ids((6, 5), 12), "batch_size": Int(1, 6), "seed": SEED},
         call=lambda **kw: language_models.sentence_batches(**kw)(0)),
-    "dldna.attention.entropy": Spec({"weights": Floats((3, 4), nonneg=True, any_rank=True,
-                                                       extra_invalid=(-torch.ones(3, 4),))}),
-    "dldna.positional.t5_buckets": Spec(
-        {"distances": Fixed(lambda: positional.relative_distances(6), bad=(None, "x", torch.ones(3, 3))),
-         "num_buckets": Choice((8, 16, 32)), "max_distance": Int(8, 128), "bidirectional": Bool()}),
 }
 
 def _spanish_refusal(spec: Spec, call):
