@@ -308,8 +308,19 @@ def span_restore(inputs: Sequence[str], targets: Sequence[str]) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
+def _sequences(model, ids) -> Tensor:
+    """``ids`` as a ``(batch, seq ≥ 2)`` tensor of ids of ``model``'s vocabulary, after checking both."""
+    checks.module(model, "model")
+    ids = checks.ids(ids, "ids", vocab_size=getattr(model, "vocab", None), ndim=2)
+    if ids.shape[1] < 2:
+        raise ValueError(f"Cada secuencia necesita al menos 2 tókenes (uno que leer y el siguiente que "
+                         f"predecir); ids tiene forma {tuple(ids.shape)}.")
+    return ids
+
+
 def causal_lm_loss(model: nn.Module, ids: Tensor) -> Tensor:
     """Mean cross-entropy of predicting ``ids[:, 1:]`` from ``ids[:, :-1]`` (PAD ignored)."""
+    ids = _sequences(model, ids)
     logits = model(ids[:, :-1])
     return F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten(), ignore_index=PAD_ID)
 
@@ -398,6 +409,7 @@ def _target_log_probs(log_probs: Tensor, ids: Tensor) -> Tensor:
 def perplexity(model: nn.Module, ids: Tensor) -> float:
     """``exp`` of the mean negative log-likelihood of every next token of
     ``ids`` (after BOS, EOS included, PAD excluded) under a causal model."""
+    ids = _sequences(model, ids)
     was_training = model.training
     model.eval()
     try:

@@ -1337,6 +1337,11 @@ SPECS: dict[str, Spec] = {
         {"distances": Fixed(lambda: positional.relative_distances(6), bad=(None, "x", torch.ones(3, 3))),
          "num_buckets": Fixed(lambda: 16, bad=("16", 1.5, None, 1)),
          "max_distance": Int(20, 128), "bidirectional": Bool()}),
+    "dldna.language_models.causal_lm_loss": Spec(
+        {"model": Fixed(_gpt, bad=NOT_A_MODULE), "ids": Ids((2, 5), 12, lo=1)},
+        call=_no_grad(language_models.causal_lm_loss)),
+    "dldna.language_models.perplexity": Spec({"model": Fixed(_gpt, bad=NOT_A_MODULE),
+                                              "ids": Ids((2, 5), 12, lo=1)}),
 }
 
 #: Result containers and exceptions: returned or raised by dldna, not typed by a reader.
@@ -1358,7 +1363,6 @@ RETURNED = {
 PENDING = {
     "dldna.positional.ShawRelativePosition", "dldna.positional.shaw_attention",
     "dldna.language_models.BigramModel",
-    "dldna.language_models.causal_lm_loss", "dldna.language_models.perplexity",
     "dldna.language_models.sense_similarities", "dldna.language_models.span_restore",
     "dldna.language_models.span_corrupt", "dldna.language_models.mask_tokens",
     "dldna.language_models.sentence_batches",
@@ -1382,11 +1386,6 @@ PENDING = {
 #: the language-model helpers raise PyTorch's or Python's English). Not run: move each to
 #: SPECS (and out of PENDING) with its fix.
 AWAITING_FIX: dict[str, Spec] = {
-    "dldna.language_models.causal_lm_loss": Spec(
-        {"model": Fixed(_gpt, bad=NOT_A_MODULE), "ids": Ids((2, 5), 12, lo=1)},
-        call=_no_grad(language_models.causal_lm_loss)),
-    "dldna.language_models.perplexity": Spec({"model": Fixed(_gpt, bad=NOT_A_MODULE),
-                                              "ids": Ids((2, 5), 12, lo=1)}),
     "dldna.language_models.sense_similarities": Spec({"a": Floats((3, 4)), "b": Floats((2, 4))}),
     "dldna.language_models.span_restore": Spec(
         {"inputs": Fixed(lambda: ["el", "<X0>", "come"], bad=(None, "el gato", 3)),
