@@ -118,10 +118,10 @@ def attention_weights(
     Same arguments and checks as :func:`scaled_dot_product_attention`, without
     the values; returns ``(..., q_len, k_len)``.
     """
-    query = checks.features(query, "query", finite=True)
-    key = checks.features(key, "key", like=query, finite=True)
+    query, key, _, mask, scale, temperature, bias = _check_attention(
+        query, key, None, mask, scale, temperature, bias)
     no_values = key.new_empty(key.shape[:-1] + (0,))  # the weights do not depend on V
-    return scaled_dot_product_attention(query, key, no_values, mask, scale, temperature, bias)[1]
+    return _attend(query, key, no_values, mask, scale, temperature, bias)[1]
 
 
 def scaled_dot_product_attention(

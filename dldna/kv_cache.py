@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from dldna import checks
+from dldna import checks, corpus
 from dldna.attention import _attend, merge_heads, repeat_kv
 from dldna.language_models import LanguageModel
 from dldna.tasks.base import BOS_ID, PAD_ID, BenchResult
@@ -238,7 +238,7 @@ def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     dev = checks.device(device)
     tokens = 8 if checks.boolean(quick, "quick") else 255
     torch.manual_seed(0)
-    model = LanguageModel(75, max_len=520).to(dev).eval()
+    model = LanguageModel(len(corpus.tokenizer()), max_len=520).to(dev).eval()
     prompt = torch.full((1, 1), BOS_ID, dtype=torch.long, device=dev)
     written, rows = {}, []
     for use_cache in (False, True):

@@ -298,6 +298,9 @@ IMAGE = Floats((8, 8), nonneg=True, any_rank=True, extra_invalid=(torch.ones(2, 
 TEMPERATURE = Num(0, None, open_lo=True, typical=(0.05, 20.0))
 PROBABILITY = Num(0, 1)
 NOT_A_MODULE = (None, "modelo", 3)
+#: The arguments of every ``benchmark(device, quick)`` of ``make bench``.
+BENCH_ARGS = {"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
+              "quick": Fixed(lambda: True, bad=("no", 1, None))}
 SEED = Int(0, 2**31, refuse_below=True)
 
 SPECS: dict[str, Spec] = {
@@ -694,9 +697,7 @@ SPECS: dict[str, Spec] = {
          "config": Fixed(lambda: None, bad=("config", 3)), "recipe": Fixed(lambda: None, bad=NOT_A_RECIPE),
          "test_size": Int(1, 10), "progress": Fixed(lambda: False, bad=("no", 1)),
          "device": Fixed(lambda: "cpu", bad=(3, "gpu"))}, run_valid=False),
-    "dldna.tasks.addition.benchmark": Spec({"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
-                                            "quick": Fixed(lambda: True, bad=("no", 1, None))},
-                                           run_valid=False),
+    "dldna.tasks.addition.benchmark": Spec(BENCH_ARGS, run_valid=False),
     "dldna.tasks.lookback.train_probe": Spec(
         {"scheme": Fixed(lambda: "sinusoidal", bad=(None, 3, "nada")),
          "recipe": Fixed(lambda: _tiny_recipe(schedule="constant", eval_every=0), bad=(None, *NOT_A_RECIPE)),
@@ -722,9 +723,7 @@ SPECS: dict[str, Spec] = {
          "recipe": Fixed(lambda: None, bad=NOT_A_RECIPE),
          "test_size": Int(1, 10), "progress": Fixed(lambda: False, bad=("no", 1)),
          "device": Fixed(lambda: "cpu", bad=(3, "gpu"))}, run_valid=False),
-    "dldna.tasks.text_to_text.benchmark": Spec({"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
-                                                "quick": Fixed(lambda: True, bad=("no", 1, None))},
-                                               run_valid=False),
+    "dldna.tasks.text_to_text.benchmark": Spec(BENCH_ARGS, run_valid=False),
     "dldna.tasks.translation.TranslationTask": Spec(
         {"adjective_p": PROBABILITY, "transitive_p": PROBABILITY, "negation_p": PROBABILITY},
         call=lambda **kw: translation.TranslationTask(**kw).sample(random.Random(0))),
@@ -750,9 +749,7 @@ SPECS: dict[str, Spec] = {
         {"recipe": Fixed(lambda: None, bad=NOT_A_RECIPE), "seed": SEED, "held_out": Int(1, 10),
          "progress": Fixed(lambda: False, bad=("no", 1)), "device": Fixed(lambda: "cpu", bad=(3, "gpu")),
          "snapshots": Fixed(lambda: (), bad=(None, [0], "1"))}, run_valid=False),
-    "dldna.tasks.translation.benchmark": Spec({"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
-                                               "quick": Fixed(lambda: True, bad=("no", 1, None))},
-                                              run_valid=False),
+    "dldna.tasks.translation.benchmark": Spec(BENCH_ARGS, run_valid=False),
     # --- corpus, embeddings ------------------------------------------------------------
     "dldna.corpus.sentence": Spec({"rng": Fixed(lambda: random.Random(0), bad=(None, 0, "semilla")),
                                    "kind": Fixed(lambda: "ocio", bad=("banco", 3, ["ocio"]))},
@@ -1285,8 +1282,7 @@ SPECS: dict[str, Spec] = {
                                 call=_no_grad(lambda x: llama.RMSNorm(8)(x))),
     "dldna.llama.SwiGLU": Spec({"x": Floats((2, 3, 8), any_rank=True)},
                                call=_no_grad(lambda x: llama.SwiGLU(8, 5)(x))),
-    "dldna.kv_cache.benchmark": Spec({"device": Fixed(lambda: "cpu", bad=(3, "gpu")),
-                                      "quick": Fixed(lambda: True, bad=("no", 1, None))}, slow=True),
+    "dldna.kv_cache.benchmark": Spec(BENCH_ARGS, slow=True),
     "dldna.llama.swiglu_width": Spec({"d_ff": Int(1, 5000)}),
     "dldna.llama.LlamaBlock": Spec(
         {"num_kv_heads": Fixed(lambda: 1, bad=(3, "1", 1.5, 0)), "x": Floats((2, 5, 8))},
