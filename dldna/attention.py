@@ -184,7 +184,7 @@ def _attend(query, key, value, mask, scale, temperature=1.0, bias=None, dropout=
 def _check_scores(scores: Tensor) -> None:
     """Refuse scores that overflowed their dtype (``inf``, or NaN from ``inf - inf`` inside one
     dot product). Read on the CPU, outside autograd, as :func:`dldna.checks.features` does."""
-    if scores.device.type == "cpu" and scores.grad_fn is None and not torch.isfinite(scores).all():
+    if checks.reads_values(scores) and not torch.isfinite(scores).all():
         big = torch.finfo(scores.dtype).max
         raise ValueError(
             f"Las puntuaciones Q·Kᵀ no caben en {scores.dtype} (máximo ≈ {big:.1e}): las consultas o "

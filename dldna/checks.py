@@ -10,9 +10,11 @@ device, NumPy integers count as integers. What would be silently misread is
 refused: ``"5"`` where an int goes (the message says to drop the quotes),
 ``"no"`` where a bool goes (it would mean ``True``), a 0/1 mask of integers.
 
-:func:`features` looks for NaN and inf in CPU tensors only: on a GPU reading
-the values would make the program wait for the device at every layer.
-(:func:`ids` does read the range of ids on any device: it runs once per batch.)
+:func:`features`, :func:`ids` and the overflow checks read values only where
+:func:`reads_values` says so: in CPU tensors that autograd is not tracing (on a
+GPU reading a value makes the program wait for the device at every layer),
+and not inside :func:`values_checked`, where the caller checked the values
+once at its entry (inside ``torch.func.vmap`` a value cannot be read at all).
 
 A module calls these at its front door and then reads like the idea it
 teaches::
@@ -26,9 +28,11 @@ teaches::
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import torch
@@ -57,7 +61,35 @@ __all__ = [
     "id_list",
     "mask",
     "boolean",
+    "reads_values",
+    "values_checked",
 ]
+
+_CHECKED_AT_ENTRY = contextvars.ContextVar("dldna_values_checked", default=False)
+
+
+@contextlib.contextmanager
+def values_checked() -> Iterator[None]:
+    """A block whose tensors' values were checked at its entry, so the checks
+    inside it look at types and shapes only. :mod:`dldna.ensemble` runs each
+    training step of several seeds in one: it checks the stacked batch once,
+    then calls the models under ``torch.func.vmap``, which cannot read a value."""
+    token = _CHECKED_AT_ENTRY.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED_AT_ENTRY.reset(token)
+
+
+def reads_values(t: Tensor) -> bool:
+    """Whether a check should read the values of ``t`` (NaN, inf, the range of
+    ids): a non-empty CPU tensor that autograd is not tracing (an activation
+    with a ``grad_fn`` came from the model's own earlier layer), outside
+    :func:`values_checked`."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"reads_values espera un tensor de PyTorch; se recibió {_shown(t)}.")
+    return (t.device.type == "cpu" and t.grad_fn is None and t.numel() > 0
+            and not _CHECKED_AT_ENTRY.get())
 
 
 def _is_integer(value) -> bool:
@@ -348,7 +380,7 @@ def features(x, name: str, *, like: nn.Module | Tensor | None = None, ndim=None,
     # set), which a model's own earlier layer produced; scanning every
     # activation of every layer at every training step was about 5 % of a
     # step in a profile of chapter 7b's model.
-    if t.device.type == "cpu" and t.grad_fn is None and t.numel():
+    if reads_values(t):
         bad = ~torch.isfinite(t) if finite else torch.isnan(t)
         if bad.any():
             if torch.isnan(t).any():
@@ -408,7 +440,7 @@ def ids(x, name: str, *, vocab_size: int | None = None, like: nn.Module | Tensor
         raise TypeError(f"{name} debe contener ids enteros de tokens; tiene dtype {t.dtype}.")
     t = t.long()
     _check_ndim(t, name, ndim)
-    if vocab_size is not None and t.numel() and t.device.type == "cpu":
+    if vocab_size is not None and reads_values(t):
         low, high = int(t.min()), int(t.max())
         if low < 0 or high >= vocab_size:
             bad = low if low < 0 else high
@@ -466,8 +498,8 @@ def no_overflow(result: Tensor, name: str) -> Tensor:
     """``result`` unless it holds NaN that finite inputs produced (an overflow of
     its dtype: values near 1e30 squared, say). Read on the CPU, outside autograd,
     as :func:`features` reads inputs."""
-    if isinstance(result, Tensor) and result.device.type == "cpu" and result.grad_fn is None \
-            and result.is_floating_point() and result.numel() and bool(torch.isnan(result).any()):
+    if isinstance(result, Tensor) and result.is_floating_point() and reads_values(result) \
+            and bool(torch.isnan(result).any()):
         raise ValueError(
             f"{name}: los valores de entrada son tan grandes que el cálculo desborda {result.dtype} "
             "(el resultado sería NaN); usa valores de un tamaño razonable (p. ej. |x| < 1e15)."

@@ -209,7 +209,7 @@ class LabelSmoothingLoss(nn.Module):
             raise ValueError(f"logits debe tener forma (..., clases) con al menos una clase; "
                              f"tiene forma {tuple(logits.shape)}.")
         target = checks.ids(target, "target (las clases correctas)", like=logits)
-        if target.device.type == "cpu" and target.numel():
+        if checks.reads_values(target):
             real = target if self.ignore_index is None else target[target != self.ignore_index]
             checks.ids(real, "target (las clases correctas)", vocab_size=logits.shape[-1])
         if logits.shape[:-1] != target.shape:
@@ -514,6 +514,8 @@ class FitResult:
     eval_s: list[float] = field(default_factory=list)
     #: The weights after each step asked for in ``fit(..., snapshots=…)``: step → state dict.
     snapshots: dict[int, dict[str, Tensor]] = field(default_factory=dict, repr=False)
+    #: How many models trained together in these steps and this wall time (:mod:`dldna.ensemble`).
+    together: int = 1
 
     def seconds_to(self, value: float) -> float | None:
         """Wall time until an evaluation first reached ``value`` (``None`` if none did)."""

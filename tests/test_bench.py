@@ -31,17 +31,23 @@ def test_every_task_module_with_a_benchmark_is_found():
 def test_quick_run_and_table(capsys):
     bench = load_bench()
     rows = bench.run(["copy", "addition"], device="cpu", quick=True)
-    assert sorted(r.task for r in rows) == ["copia", "suma (cifra mayor primero)", "suma (unidades primero)"]
+    assert sorted((r.task, r.models) for r in rows) == [
+        ("copia", 1), ("copia", 3), ("suma (cifra mayor primero)", 1), ("suma (unidades primero)", 1),
+        ("suma (unidades primero)", 3)]
     assert all(isinstance(r, BenchResult) and r.steps == 5 and r.device == "cpu" for r in rows)
     assert all(0.0 <= r.accuracy <= 1.0 and r.wall_s > 0 and r.steps_per_s > 0 for r in rows)
     # Copy claims 99 %; addition claims a comparison of its two orders, no target; no evaluation in quick.
-    assert {r.task: r.claim for r in rows} == {"copia": 0.99, "suma (unidades primero)": None,
-                                               "suma (cifra mayor primero)": None}
+    assert {(r.task, r.claim) for r in rows} == {("copia", 0.99), ("suma (unidades primero)", None),
+                                                 ("suma (cifra mayor primero)", None)}
     assert all(r.seconds_to_claim is None for r in rows)
     text = bench.table(rows)
     lines = text.splitlines()
-    assert lines[0].split()[:2] == ["tarea", "dispositivo"] and set(lines[1]) <= {"-", " "}
+    assert lines[0].split()[:3] == ["tarea", "dispositivo", "modelos"] and set(lines[1]) <= {"-", " "}
     assert len(lines) == 2 + len(rows)
+    # The ratio to one seed: on the rows of three seeds only, and it is their time over one's.
+    one, three = (next(r for r in rows if r.task == "copia" and r.models == k) for k in (1, 3))
+    assert bench._to_one(one, rows) == "—"
+    assert bench._to_one(three, rows) == f"{three.wall_s / one.wall_s:.2f}"
 
 
 def test_chapter_10_rows():

@@ -60,6 +60,7 @@ from dldna import (  # noqa: E402,E501  # noqa: E402
     corpus,
     decoding,
     embeddings,
+    ensemble,
     kv_cache,
     language_models,
     llama,
@@ -1426,6 +1427,35 @@ def _settings(spec: Spec):
     current = settings()
     return settings(current, max_examples=max(1, current.max_examples // (4 if spec.slow else 1)))
 
+
+#: Several seeds trained together (issue 28): dldna.ensemble, its task front end and its checks.
+SPECS.update({
+    "dldna.checks.reads_values": Spec({"t": Fixed(lambda: torch.zeros(2, 3), bad=(None, [1.0], "x", 3))}),
+    "dldna.checks.values_checked": Spec(),
+    "dldna.ensemble.stack_batches": Spec(
+        {"batches": Fixed(lambda: [torch.zeros(2, 3), torch.ones(2, 3)],
+                          bad=(None, 3, [], "ab", [torch.zeros(2, 3), torch.zeros(2, 4)], ["a", "b"],
+                               [torch.zeros(2), (torch.zeros(2), torch.zeros(2))])),
+         "pad_id": Fixed(lambda: None, bad=(-1, 1.5, "0"))}),
+    "dldna.ensemble.fit": Spec(
+        {"models": Fixed(lambda: [_linear(), _linear()],
+                         bad=(None, "modelos", 3, [], [None],
+                              [torch.nn.Linear(3, 1), torch.nn.Linear(2, 1)])),
+         "batches": Fixed(lambda: [_xy(), _xy()], bad=(None, 3, [_xy()], "ab")),
+         "loss_fn": Fixed(lambda: _mse, bad=(None, "mse", 3)),
+         "recipe": Fixed(_recipe, bad=(None, *NOT_A_RECIPE)),
+         "seeds": Fixed(lambda: (0, 1), bad=(None, 0, (0,), (0, -1), (0, 1.5), "01")),
+         "evaluate": Fixed(lambda: None, bad=("exactitud", 3, [None], lambda m: "x", lambda m: math.nan)),
+         "progress": Fixed(lambda: False, bad=("no", 0, None))},
+        call=lambda **kw: ensemble.fit(**kw, device="cpu"), slow=True),
+    "dldna.tasks.base.train_together": Spec(
+        {"models": Fixed(lambda: [_sum_model(), _sum_model()], bad=(None, "modelos", 3, [None])),
+         "task": Fixed(lambda: addition.AdditionTask(1), bad=NOT_A_TASK),
+         "recipe": Fixed(_tiny_recipe, bad=(None, *NOT_A_RECIPE)),
+         "seeds": Fixed(lambda: (0, 1), bad=(None, (0,), (0, "1"), (0, 1.5))),
+         "progress": Fixed(lambda: False, bad=("no", 0))},
+        call=lambda **kw: base.train_together(**kw, device="cpu"), slow=True),
+})
 
 NAMES = sorted(SPECS)
 

@@ -14,9 +14,13 @@ else needs to change: this script imports every module of the package and
 calls the ones that have it. ``DLDNA_DEVICE`` (or ``--device``) picks the
 device, as in the notebooks; run it once per device to compare them.
 
-Columns: optimisation steps per second; the training time; the time until
-the validation accuracy first reached the accuracy the chapter claims; the
-exact match on held-out examples never trained on.
+Columns: how many models (seeds) each step trained together
+(:func:`dldna.tasks.train_together`); optimisation steps per second; the
+training time, and for several seeds trained together, that time divided by
+the time of the row with one seed of the same task (three seeds trained one
+after the other would give about 3); the time until the validation accuracy
+first reached the accuracy the chapter claims (for several seeds: until every
+one had); the exact match on held-out examples never trained on (their mean).
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from collections.abc import Callable
 import dldna.tasks
 from dldna.tasks.base import BenchResult
 
-HEADER = ("tarea", "dispositivo", "pasos", "pasos/s", "tiempo (s)", "hasta la meta (s)",
-          "exactitud (datos nuevos)")
+HEADER = ("tarea", "dispositivo", "modelos", "pasos", "pasos/s", "tiempo (s)", "× una semilla",
+          "hasta la meta (s)", "exactitud (datos nuevos)")
 
 
 #: Modules outside ``dldna.tasks`` whose ``benchmark()`` joins the table, by their short name.
@@ -83,11 +87,21 @@ def _to_claim(r: BenchResult) -> str:
     return f"{when} (meta {100 * r.claim:.0f} %)"
 
 
+def _to_one(r: BenchResult, rows: list[BenchResult]) -> str:
+    """The wall time of ``r`` over that of the one-seed row of the same task and device."""
+    one = next((o for o in rows if o.models == 1 and (o.task, o.note, o.device, o.steps)
+                == (r.task, r.note, r.device, r.steps)), None)
+    if r.models == 1 or one is None or one.wall_s <= 0:
+        return "—"
+    return f"{r.wall_s / one.wall_s:.2f}"
+
+
 def table(rows: list[BenchResult]) -> str:
-    """The table of ``make bench``: one row per task and device."""
+    """The table of ``make bench``: one row per task, device and number of seeds."""
     cells = [HEADER] + [
-        (r.task + (f" ({r.note})" if r.note else ""), r.device, str(r.steps), f"{r.steps_per_s:.1f}",
-         f"{r.wall_s:.1f}", _to_claim(r), f"{100 * r.accuracy:.1f} %")
+        (r.task + (f" ({r.note})" if r.note else ""), r.device, str(r.models), str(r.steps),
+         f"{r.steps_per_s:.1f}", f"{r.wall_s:.1f}", _to_one(r, rows), _to_claim(r),
+         f"{100 * r.accuracy:.1f} %")
         for r in rows
     ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(HEADER))]

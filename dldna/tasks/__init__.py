@@ -32,6 +32,7 @@ from dldna.tasks.base import (
     pad_batch,
     strip_output,
     train,
+    train_together,
 )
 
 __all__ = [
@@ -53,4 +54,5 @@ __all__ = [
     "pad_batch",
     "strip_output",
     "train",
+    "train_together",
 ]

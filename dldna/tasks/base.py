@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from dldna import checks, runtime
+from dldna import checks, ensemble, runtime
 from dldna.decoding import greedy_decode
 from dldna.training import FitResult, Recipe, fit, seq2seq_loss
 from dldna.transformer import Transformer, TransformerConfig
@@ -76,6 +76,7 @@ __all__ = [
     "strip_output",
     "greedy_decoder",
     "train",
+    "train_together",
     "BenchResult",
     "benchmark_task",
 ]
@@ -605,23 +606,49 @@ def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: in
     seed = checks.non_negative_int(seed, "seed (semilla)")
     progress = checks.boolean(progress, "progress")
     dev = checks.device(device)
-    evaluate = None
-    if recipe.eval_every:
-        # The same validation set for the same seed, whatever was held out
-        # before (so that two runs see the same batches); held out from now on.
-        validation = task.examples(recipe.eval_size, random.Random(seed + 1), unique=True)
-        task.hold_out(validation)
-        decode = greedy_decoder(model, task.max_target_len)
+    return fit(model, task.sampler(recipe.batch_size, seed), _teacher_forcing(recipe), recipe,
+               evaluate=_validation(task, model, recipe, seed, dev), device=dev, seed=seed,
+               progress=progress, desc=desc, snapshots=snapshots)
 
-        def evaluate(_model: nn.Module) -> float:
-            return exact_match(task, decode, validation, device=dev).accuracy
 
-    return fit(
-        model, task.sampler(recipe.batch_size, seed),
-        lambda m, b: seq2seq_loss(m, b.src, b.tgt, pad_id=PAD_ID, smoothing=recipe.smoothing),
-        recipe, evaluate=evaluate, device=dev, seed=seed, progress=progress, desc=desc,
-        snapshots=snapshots,
-    )
+def train_together(models: Sequence[nn.Module], task: Task, recipe: Recipe, *, seeds: Sequence[int],
+                   device=None, progress: bool = True, desc: str = "entrenando") -> list[FitResult]:
+    """:func:`train` for several models of one architecture, one per seed, in
+    one training loop (:func:`dldna.ensemble.fit`): each step advances all of
+    them. Model ``i`` draws the batches and the validation set that
+    ``train(models[i], task, recipe, seed=seeds[i])`` would draw (every
+    validation set is held out before the first step). Returns one
+    :class:`~dldna.training.FitResult` per model."""
+    _task(task)
+    _recipe(recipe)
+    dev = checks.device(device)
+    if isinstance(models, nn.Module) or not isinstance(models, Sequence):
+        raise TypeError("models debe ser una lista de modelos (uno por semilla); se recibió "
+                        f"{type(models).__name__}.")
+    seeds = checks.sequence(seeds, "seeds (semillas)", checks.non_negative_int)
+    if len(seeds) != len(models):
+        raise ValueError(f"Hace falta una semilla por modelo: {len(models)} modelos y {len(seeds)} semillas.")
+    evaluate = [_validation(task, m, recipe, s, dev) for m, s in zip(models, seeds, strict=True)]
+    return ensemble.fit(models, [task.sampler(recipe.batch_size, s) for s in seeds],
+                        _teacher_forcing(recipe), recipe, seeds=seeds,
+                        evaluate=None if recipe.eval_every == 0 else evaluate,
+                        device=dev, pad_id=PAD_ID, progress=progress, desc=desc)
+
+
+def _teacher_forcing(recipe: Recipe):
+    return lambda m, b: seq2seq_loss(m, b.src, b.tgt, pad_id=PAD_ID, smoothing=recipe.smoothing)
+
+
+def _validation(task: Task, model: nn.Module, recipe: Recipe, seed: int, dev):
+    """The exact match on ``recipe.eval_size`` examples drawn with seed ``seed + 1``, or None."""
+    if not recipe.eval_every:
+        return None
+    # The same validation set for the same seed, whatever was held out
+    # before (so that two runs see the same batches); held out from now on.
+    validation = task.examples(recipe.eval_size, random.Random(seed + 1), unique=True)
+    task.hold_out(validation)
+    decode = greedy_decoder(model, task.max_target_len)
+    return lambda _model: exact_match(task, decode, validation, device=dev).accuracy
 
 
 # ---------------------------------------------------------------------------
@@ -637,7 +664,10 @@ class BenchResult:
     optimisation steps per second; ``claim``: the accuracy the chapter claims
     and ``seconds_to_claim``: the time until the validation accuracy first
     reached it (``None``: not reached, or no claim); ``accuracy``: the exact
-    match on held-out examples never trained on."""
+    match on held-out examples never trained on. ``models``: how many seeds
+    trained together in those steps (:func:`train_together`); then the times
+    are those of all of them, the accuracy is their mean, and the claim
+    counts as reached when every one has reached it."""
 
     task: str
     device: str
@@ -648,14 +678,16 @@ class BenchResult:
     steps_per_s: float = float("nan")
     claim: float | None = None
     seconds_to_claim: float | None = None
+    models: int = 1
 
 
 def benchmark_task(task: Task, config, recipe: Recipe, *, device=None, quick: bool = False,
-                   test_size: int = 1000, seed: int = 0, claim: float | None = None,
+                   test_size: int = 1000, seeds: Sequence[int] = (0,), claim: float | None = None,
                    note: str = "") -> BenchResult:
-    """Train a fresh :class:`dldna.transformer.Transformer` of ``config`` on
-    ``task`` with ``recipe`` (:func:`train`, no progress bar) and measure the
-    exact match of greedy decoding on ``test_size`` held-out examples.
+    """Train fresh :class:`dldna.transformer.Transformer` models of ``config`` on
+    ``task`` with ``recipe``, one per seed (one seed: :func:`train`; several:
+    :func:`train_together`), without a progress bar, and measure the exact
+    match of greedy decoding on ``test_size`` held-out examples.
     ``quick``: 5 steps and 20 test examples, to check the plumbing. On a GPU
     the clock waits for the device only where it is read (the evaluations
     and the end), not at every step."""
@@ -666,7 +698,9 @@ def benchmark_task(task: Task, config, recipe: Recipe, *, device=None, quick: bo
     _recipe(recipe)
     quick = checks.boolean(quick, "quick")
     test_size = checks.positive_int(test_size, "test_size (ejemplos de prueba)")
-    seed = checks.non_negative_int(seed, "seed (semilla)")
+    seeds = checks.sequence(seeds, "seeds (semillas)", checks.non_negative_int)
+    if not seeds:
+        raise ValueError("seeds debe tener al menos una semilla.")
     if claim is not None:
         claim = checks.probability(claim, "claim (la exactitud que el capítulo afirma)")
     note = checks.text(note, "note", allow_empty=True)
@@ -675,10 +709,17 @@ def benchmark_task(task: Task, config, recipe: Recipe, *, device=None, quick: bo
         test_size = 20
     dev = checks.device(device)
     test = task.test_set(test_size)
-    runtime.seed_everything(seed)
-    model = Transformer(config)
-    result = train(model, task, recipe, device=dev, seed=seed, progress=False)
-    score = exact_match(task, greedy_decoder(model, task.max_target_len), test, device=dev)
-    return BenchResult(task.name, dev.type, recipe.steps, result.wall_s, score.accuracy, note,
-                       result.steps_per_s, claim,
-                       None if claim is None else result.seconds_to(claim))
+    models = []
+    for seed in seeds:
+        runtime.seed_everything(seed)
+        models.append(Transformer(config))
+    if len(seeds) == 1:
+        results = [train(models[0], task, recipe, device=dev, seed=seeds[0], progress=False)]
+    else:
+        results = train_together(models, task, recipe, seeds=seeds, device=dev, progress=False)
+    accuracy = sum(exact_match(task, greedy_decoder(m, task.max_target_len), test, device=dev).accuracy
+                   for m in models) / len(models)
+    reached = None if claim is None else [r.seconds_to(claim) for r in results]
+    return BenchResult(task.name, dev.type, recipe.steps, results[0].wall_s, accuracy, note,
+                       results[0].steps_per_s, claim,
+                       None if reached is None or None in reached else max(reached), len(models))
