@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "transformer": 2,
     "decoding": 2,
     "training": 3,
+    "ensemble": 3,  # several seeds of one model trained together (training.fit for a list)
     "tasks": 4,
     "vit": 4,
     "language_models": 4,

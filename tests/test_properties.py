@@ -685,7 +685,7 @@ SPECS: dict[str, Spec] = {
          "config": Fixed(lambda: _sum_model().config, bad=(None, "config", {"d_model": 8})),
          "recipe": Fixed(_tiny_recipe, bad=(None, *NOT_A_RECIPE)),
          "quick": Fixed(lambda: True, bad=("no", 1)),
-         "test_size": Int(1, 20), "seed": SEED,
+         "test_size": Int(1, 20), "seeds": Fixed(lambda: (0,), bad=(None, 0, (), (-1,), (1.5,), "0")),
          "claim": Fixed(lambda: None, bad=("0.9", 1.5, math.nan, -0.1)),
          "note": Fixed(lambda: "", bad=(None, 3))},
         call=lambda **kw: base.benchmark_task(**kw, device="cpu"), run_valid=False),
