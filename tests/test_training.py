@@ -277,3 +277,25 @@ def test_fit_keeps_the_snapshots_it_is_asked_for():
     with pytest.raises(ValueError, match="snapshots pide el paso 7"):
         fit(model, lambda _s: (x, y), lambda m, b: F.mse_loss(m(b[0]), b[1]), recipe,
             device="cpu", progress=False, snapshots=(7,))
+
+
+def test_the_progress_bar_is_spanish_and_the_sanitiser_hides_it(capsys):
+    """The bar says «100 %» and «pasos/s» (the book's number convention, in Spanish), and
+    the nbval sanitiser (tests/nbval_sanitize.cfg) replaces the whole of it, timings included."""
+    import re
+    from pathlib import Path
+
+    from nbval.plugin import get_sanitize_patterns
+
+    model = nn.Linear(3, 1)
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    fit(model, (x, y), lambda m, b: F.mse_loss(m(b[0]), b[1]),
+        Recipe(steps=3, batch_size=8, lr=1e-3, warmup=1), device="cpu", progress=True)
+    out = capsys.readouterr().out
+    last = out.split("\r")[-1]
+    assert "100 % |" in last and "pasos/s" in last and "it/s" not in out, last
+    hidden = last
+    for regex, replace in get_sanitize_patterns(
+            Path(__file__).with_name("nbval_sanitize.cfg").read_text(encoding="utf-8")):
+        hidden = re.sub(regex, replace, hidden)
+    assert hidden.strip() == "entrenando: <barra de progreso>", hidden
