@@ -62,13 +62,16 @@ from dldna.attention import (
 
 
 def _check_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} debe ser un entero mayor o igual que {minimum}; se recibió {value!r}.")
-    return value
+    # NumPy integers count (checks.positive_int); a float, a text or a bool does not.
+    return checks.positive_int(value, name, minimum=minimum)
 
 
 def _check_sinusoidal_args(d_model: int, base: float) -> None:
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 2 or d_model % 2:
+    try:
+        even = checks.positive_int(d_model, "d_model", minimum=2) % 2 == 0
+    except ValueError:
+        even = False
+    if not even:
         raise ValueError(
             f"d_model debe ser un entero par mayor o igual que 2 (cada par de dimensiones es un "
             f"seno y un coseno); se recibió {d_model!r}."
@@ -115,10 +118,7 @@ def wavelengths(d_model: int, base: float = 10000.0) -> Tensor:
 def sinusoidal(n_positions: int, d_model: int, base: float = 10000.0) -> Tensor:
     """Sinusoidal encoding table of shape ``(n_positions, d_model)``."""
     _check_sinusoidal_args(d_model, base)
-    if isinstance(n_positions, bool) or not isinstance(n_positions, int) or n_positions < 1:
-        raise ValueError(
-            f"El número de posiciones debe ser un entero positivo; se recibió {n_positions!r}."
-        )
+    n_positions = checks.positive_int(n_positions, "El número de posiciones (n_positions)")
     pos = torch.arange(n_positions, dtype=torch.float64)[:, None]
     i = torch.arange(d_model // 2, dtype=torch.float64)[None, :]
     angles = pos / base ** (2 * i / d_model)
@@ -176,7 +176,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     def __init__(self, d_model: int, base: float = 10000.0, *, scale_input: bool = False):
         super().__init__()
         _check_sinusoidal_args(d_model, base)
-        self.d_model, self.base, self.scale_input = d_model, float(base), scale_input
+        self.d_model, self.base = d_model, float(base)
+        self.scale_input = checks.boolean(scale_input, "scale_input")
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, base={self.base:g}, scale_input={self.scale_input}"
@@ -218,6 +219,7 @@ class LearnedPositionalEncoding(nn.Module):
         return f"d_model={self.d_model}, max_len={self.max_len}, overflow={self.overflow!r}"
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        x = checks.features(x, "x")  # a list or an array, as SinusoidalPositionalEncoding takes
         _check_sequence(x, self.d_model)
         _check_int(offset, "offset", minimum=0)
         last = offset + x.shape[1] - 1
@@ -541,6 +543,7 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(
                 f"Se esperaba un tensor (..., seq, d_k) con d_k={self.d_k}; se recibió {shape}."
             )
+        offset = checks.integer(offset, "offset")
         pos = torch.arange(x.shape[-2], device=x.device, dtype=torch.float64) + offset
         angles = pos[:, None] * self.theta.to(device=x.device, dtype=torch.float64)[None, :]
         cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
