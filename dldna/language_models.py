@@ -183,6 +183,10 @@ def encode_sentences(tok: Tokenizer, sentences: Sequence) -> Tensor:
                         f".words); se recibió {checks._shown(sentences)}. Para una sola frase: [frase].")
     if not len(sentences):
         raise ValueError("Hace falta al menos una frase.")
+    encoded = [tok.encode(getattr(s, "words", s)) for s in sentences]
+    for i, words in enumerate(encoded):
+        if not words:
+            raise ValueError(f"La frase {i} no tiene palabras: {sentences[i]!r}.")
     return pad_batch([tok.encode(getattr(s, "words", s), bos=True, eos=True) for s in sentences])
 
 
@@ -198,6 +202,8 @@ def _sentence_ids(ids, vocab: int | None = None) -> Tensor:
     ids = checks.ids(ids, "ids", vocab_size=vocab, ndim=2)
     if not len(ids) or not ids.shape[1]:
         raise ValueError(f"ids no tiene frases: tiene forma {tuple(ids.shape)}.")
+    if vocab is None and ids.device.type == "cpu" and int(ids.min()) < 0:
+        raise ValueError(f"ids contiene el id {int(ids.min())}: los ids de tókenes empiezan en 0.")
     if ids.device.type == "cpu" and not bool((ids != PAD_ID).any(1).all()):
         raise ValueError("Cada frase de ids necesita al menos un tóken que no sea relleno (PAD); "
                          "hay una fila solo de relleno.")
@@ -388,6 +394,9 @@ def _sequences(model, ids) -> Tensor:
     if ids.shape[1] < 2:
         raise ValueError(f"Cada secuencia necesita al menos 2 tókenes (uno que leer y el siguiente que "
                          f"predecir); ids tiene forma {tuple(ids.shape)}.")
+    if ids.device.type == "cpu" and not bool((ids[:, 1:] != PAD_ID).any()):
+        # Every target would be ignored: the mean over no token is NaN.
+        raise ValueError("ids no tiene ningún tóken que predecir: después del primero todo es relleno (PAD).")
     return ids
 
 
