@@ -823,10 +823,7 @@ def trace_shapes(model: nn.Module, *inputs, max_depth: int = 3,
     for k, x in enumerate(inputs):
         if isinstance(x, Tensor):
             rows.append((f"entrada {k}", [tuple(x.shape)]))
-    if isinstance(model, Transformer) and len(inputs) >= 2:
-        rows.append(("máscara de relleno del origen", [tuple(model.src_mask(inputs[0]).shape)]))
-        rows.append(("máscara causal + relleno del destino",
-                     [tuple(model.tgt_mask(inputs[1]).shape)]))
+    masks_at = len(rows)  # the masks are listed here, once the model's call has checked the inputs
 
     def shapes(out) -> list[tuple[int, ...]]:
         if isinstance(out, Tensor):
@@ -856,6 +853,12 @@ def trace_shapes(model: nn.Module, *inputs, max_depth: int = 3,
     finally:
         for h in handles:
             h.remove()
+    if isinstance(model, Transformer) and len(inputs) >= 2:
+        rows[masks_at:masks_at] = [
+            ("máscara de relleno del origen", [tuple(model.src_mask(checks.ids(inputs[0], "src")).shape)]),
+            ("máscara causal + relleno del destino",
+             [tuple(model.tgt_mask(checks.ids(inputs[1], "tgt")).shape)]),
+        ]
     rows.append(("salida del modelo", shapes(out)))
     if show:
         width = max(len(name) for name, _ in rows) + 2
