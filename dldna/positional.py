@@ -492,7 +492,14 @@ def rope_frequencies(d_k: int, base: float = 10000.0, *, scaling: str | None = N
     """
     scaling, factor = _check_rope_scaling(scaling, factor, checks.positive_int(d_k, "d_k"))
     if scaling == "ntk":
-        base = checks.positive_number(base, "base") * factor ** (d_k / (d_k - 2))
+        base = checks.positive_number(base, "base")
+        try:
+            base *= factor ** (d_k / (d_k - 2))
+        except OverflowError:  # Python's float power raises instead of giving inf
+            base = math.inf
+        if not math.isfinite(base):
+            raise ValueError(f"factor={factor:g} es tan grande que la base de NTK, base·factor^(d/(d-2)), "
+                             "no cabe en un número de coma flotante; usa un factor menor.")
     theta = frequencies(d_k, base)
     return theta / factor if scaling == "linear" else theta
 

@@ -423,10 +423,12 @@ SPECS: dict[str, Spec] = {
     "dldna.positional.shift_rotation": Spec({"shift": Int(-5, 5, refuse_below=False),
                                              "d_model": Choice((2, 4, 8))}),
     "dldna.positional.relative_distances": Spec({"q_len": Int(1, 8)}),
-    "dldna.positional.clipped_distances": Spec({"q_len": Int(1, 8), "max_distance": Int(1, 4)}),
+    "dldna.positional.clipped_distances": Spec({"q_len": Int(1, 8), "max_distance": Int(0, 4)}),
     "dldna.positional.alibi_slopes": Spec({"num_heads": Int(1, 16)}),
     "dldna.positional.block_rotation": Spec({"angles": Floats((3,))}),
-    "dldna.positional.lookback_batch": Spec({"batch": Int(1, 4), "length": Int(4, 10), "lag": Int(1, 3)}),
+    # length may go down to lag + 1 (one position with an answer): its lower end depends on lag.
+    "dldna.positional.lookback_batch": Spec({"batch": Int(1, 4), "length": Int(4, 10, refuse_below=False),
+                                             "lag": Int(1, 3)}),
     # --- training ------------------------------------------------------------------
     "dldna.training.noam_rate": Spec({"step": Int(1, 10**4), "d_model": Int(1, 512), "warmup": Int(1, 4000),
                                       "factor": Num(0, None, open_lo=True, typical=(0.01, 10.0))}),
