@@ -415,6 +415,14 @@ def _labels(labels, logits: Tensor, ignore: int | None = None) -> Tensor:
     return checks.ids(labels, "labels", like=logits)
 
 
+def _class_logits(logits: Tensor) -> Tensor:
+    """``logits`` of a classifier: one row ``(batch, n_classes)`` per sentence."""
+    if logits.dim() != 2:
+        raise ValueError(f"model debe dar una fila de logits por frase, forma (batch, clases), como "
+                         f"SequenceClassifier; da forma {tuple(logits.shape)}.")
+    return logits
+
+
 def masked_lm_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tensor:
     """Mean cross-entropy on the chosen positions of :func:`mask_tokens` only."""
     checks.module(model, "model")
@@ -434,7 +442,7 @@ def classification_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tenso
     """Cross-entropy of a :class:`SequenceClassifier` on ``(ids, labels)``."""
     checks.module(model, "model")
     ids, labels = _pair(batch, ("ids", "labels"))
-    logits = model(ids)
+    logits = _class_logits(model(ids))
     labels = _labels(labels, logits)
     if labels.shape != logits.shape[:1]:
         raise ValueError(f"labels debe tener una clase por frase, forma ({len(logits)},); "
@@ -692,7 +700,7 @@ def accuracy(model: nn.Module, ids: Tensor, labels: Tensor) -> float:
     model.eval()
     try:
         device = _device(model)
-        logits = model(ids.to(device))
+        logits = _class_logits(model(ids.to(device)))
     finally:
         model.train(was_training)
     labels = _labels(labels, logits)

@@ -1425,7 +1425,7 @@ SPECS: dict[str, Spec] = {
                                       (_sentences(), _sentences() + 0.5)))},
         call=_no_grad(language_models.masked_lm_loss)),
     "dldna.language_models.classification_loss": Spec(
-        {"model": Fixed(_classifier, bad=NOT_A_MODULE),
+        {"model": Fixed(_classifier, bad=(*NOT_A_MODULE, _gpt())),  # a language model: logits per token
          "batch": Fixed(lambda: (_sentences(), torch.tensor([0, 1, 1, 0])),
                         bad=(None, _sentences(), (_sentences(), torch.tensor([0, 2, 1, 0])),
                              (_sentences(), torch.tensor([0, 1])), (_sentences(), torch.tensor([0.5] * 4)),
@@ -1436,7 +1436,7 @@ SPECS: dict[str, Spec] = {
          "pooling": Choice(("cls", "last")), "ids": Ids((2, 5), 12, lo=1)},
         call=_no_grad(lambda ids, **kw: _seeded(language_models.SequenceClassifier, **kw)(ids))),
     "dldna.language_models.accuracy": Spec(
-        {"model": Fixed(_classifier, bad=NOT_A_MODULE), "ids": Ids((4, 5), 12, lo=1),
+        {"model": Fixed(_classifier, bad=(*NOT_A_MODULE, _gpt())), "ids": Ids((4, 5), 12, lo=1),
          "labels": Fixed(lambda: torch.tensor([0, 1, 0, 1]),
                          bad=(torch.tensor([0, 1]), torch.tensor([0, 1, 0, 5]), torch.tensor([0.5] * 4),
                               "etiquetas", None, torch.tensor([-1] * 4)))}),
