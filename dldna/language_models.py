@@ -631,6 +631,10 @@ def prompt_step(model: LanguageModel, prompt: Tensor) -> Callable[[Tensor, Tenso
         raise ValueError("prompt debe empezar por BOS: tiene 0 columnas.")
 
     def step(prefix: Tensor, rows: Tensor) -> Tensor:
+        # A decoder run with a batch larger than the prompt's asks for rows that do not exist.
+        if rows.device.type == "cpu" and rows.numel() and int(rows.max()) >= len(prompt):
+            raise ValueError(f"El decodificador pide la fila {int(rows.max())} del prompt, que solo tiene "
+                             f"{len(prompt)}: usa un lote de {len(prompt)} al decodificar.")
         return model(torch.cat([prompt[rows], prefix[:, 1:]], dim=1))[:, -1]
 
     return step
