@@ -38,6 +38,7 @@ Shapes follow ``torch.nn``: ids ``(batch, seq)`` → logits
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 
@@ -156,10 +157,15 @@ class SequenceClassifier(nn.Module):
         self.classify = nn.Linear(body.encoder.d_model, n_classes)
 
     def forward(self, ids: Tensor) -> Tensor:
+        ids = checks.ids(ids, "ids", vocab_size=self.body.vocab, like=self, ndim=2)
         hidden = self.body.hidden(ids)
         if self.pooling == "cls":
             return self.classify(hidden[:, 0])
         last = (ids != PAD_ID).sum(1) - 1
+        # A row of padding only has no last token: index -1 would silently read the last column.
+        if ids.device.type == "cpu" and bool((last < 0).any()):
+            raise ValueError("Con pooling='last' cada frase necesita al menos un tóken que no sea "
+                             "relleno (PAD); ids tiene una fila solo de relleno.")
         return self.classify(hidden[torch.arange(len(ids), device=ids.device), last])
 
 
@@ -171,9 +177,44 @@ class SequenceClassifier(nn.Module):
 def encode_sentences(tok: Tokenizer, sentences: Sequence) -> Tensor:
     """BOS + words + EOS for each sentence (a text, a list of words or an object
     with ``.words``), padded with PAD: ``LongTensor (n, longest + 2)``."""
+    _tokenizer(tok)
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+        raise TypeError("sentences debe ser una lista de frases (textos, listas de palabras u objetos con "
+                        f".words); se recibió {checks._shown(sentences)}. Para una sola frase: [frase].")
     if not len(sentences):
         raise ValueError("Hace falta al menos una frase.")
+    encoded = [tok.encode(getattr(s, "words", s)) for s in sentences]
+    for i, words in enumerate(encoded):
+        if not words:
+            raise ValueError(f"La frase {i} no tiene palabras: {sentences[i]!r}.")
     return pad_batch([tok.encode(getattr(s, "words", s), bos=True, eos=True) for s in sentences])
+
+
+def _tokenizer(tok) -> Tokenizer:
+    if not isinstance(tok, Tokenizer):
+        raise TypeError("tok debe ser un Tokenizer (p. ej. dldna.corpus.tokenizer()); "
+                        f"se recibió {checks._shown(tok)}.")
+    return tok
+
+
+def _sentence_ids(ids, vocab: int | None = None) -> Tensor:
+    """``ids`` as a ``(n ≥ 1, seq)`` long tensor of sentences, each with a token that is not PAD."""
+    ids = checks.ids(ids, "ids", vocab_size=vocab, ndim=2)
+    if not len(ids) or not ids.shape[1]:
+        raise ValueError(f"ids no tiene frases: tiene forma {tuple(ids.shape)}.")
+    if vocab is None and ids.device.type == "cpu" and int(ids.min()) < 0:
+        raise ValueError(f"ids contiene el id {int(ids.min())}: los ids de tókenes empiezan en 0.")
+    if ids.device.type == "cpu" and not bool((ids != PAD_ID).any(1).all()):
+        raise ValueError("Cada frase de ids necesita al menos un tóken que no sea relleno (PAD); "
+                         "hay una fila solo de relleno.")
+    return ids
+
+
+def _pair(batch, names: tuple[str, str]) -> tuple:
+    """A batch ``(a, b)`` of two items (inputs and labels)."""
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise TypeError(f"batch debe ser un par ({names[0]}, {names[1]}); se recibió {checks._shown(batch)}.")
+    return tuple(batch)
 
 
 def _rows(n: int, batch_size: int, seed: int, step: int) -> Tensor:
@@ -185,13 +226,29 @@ def sentence_batches(ids: Tensor, batch_size: int, seed: int = 0) -> Callable[[i
     """``batches(step)`` for :func:`dldna.training.fit`: ``batch_size`` rows of
     ``ids`` drawn at random (the same for the same seed and step), trimmed
     of columns that are only padding."""
+    ids = _sentence_ids(ids)
     checks.positive_int(batch_size, "batch_size")
+    seed = checks.non_negative_int(seed, "seed")
 
     def batch(step: int) -> Tensor:
+        step = checks.non_negative_int(step, "step")
         rows = ids[_rows(len(ids), batch_size, seed, step)]
         return rows[:, : int((rows != PAD_ID).sum(1).max())]
 
     return batch
+
+
+def _mask_args(ids, mask_id, first_word, vocab, prob) -> Tensor:
+    """The arguments of :func:`mask_tokens`, checked; returns ``ids`` as a long tensor."""
+    vocab = checks.positive_int(vocab, "vocab")
+    mask_id = checks.non_negative_int(mask_id, "mask_id")
+    first_word = checks.non_negative_int(first_word, "first_word")
+    if not mask_id < first_word < vocab:
+        raise ValueError(f"Hace falta mask_id < first_word < vocab (los tókenes especiales, [MASK] "
+                         f"incluido, van antes de las palabras); se recibió mask_id={mask_id}, "
+                         f"first_word={first_word}, vocab={vocab}.")
+    checks.probability(prob, "prob", allow_zero=False)
+    return checks.ids(ids, "ids", vocab_size=vocab, ndim=2)
 
 
 def mask_tokens(ids: Tensor, mask_id: int, first_word: int, vocab: int, *, prob: float = 0.15,
@@ -206,7 +263,10 @@ def mask_tokens(ids: Tensor, mask_id: int, first_word: int, vocab: int, *, prob:
     Returns ``(inputs, labels)``, both ``(batch, seq)``: ``labels`` holds the
     original id at the chosen positions and :data:`IGNORE` elsewhere.
     """
-    checks.probability(prob, "prob", allow_zero=False)
+    ids = _mask_args(ids, mask_id, first_word, vocab, prob)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError("generator debe ser un torch.Generator o None; "
+                        f"se recibió {checks._shown(generator)}.")
     is_word = ids >= first_word
     if not bool(is_word.any(1).all()):
         raise ValueError("Cada frase necesita al menos una palabra que se pueda enmascarar.")
@@ -237,6 +297,9 @@ def masked_batches(ids: Tensor, batch_size: int, mask_id: int, first_word: int, 
     ``mask_fn`` replaces :func:`mask_tokens` (same signature), so that a reader
     can train with a rule of their own (chapter 9, exercise 2).
     """
+    _mask_args(ids, mask_id, first_word, vocab, prob)
+    if mask_fn is not None:
+        checks.function(mask_fn, "mask_fn", "una función como mask_tokens (misma firma)")
     rows = sentence_batches(ids, batch_size, seed)
     # Looked up at call time, not bound as a default, so that the default is the
     # module's current mask_tokens.
@@ -253,6 +316,17 @@ def masked_batches(ids: Tensor, batch_size: int, mask_id: int, first_word: int, 
 SENTINELS = tuple(f"<X{i}>" for i in range(10))
 
 
+def _words(words, name: str) -> list[str]:
+    """A sentence as a list of words (a text would be split into letters)."""
+    if isinstance(words, str) or not isinstance(words, (list, tuple)):
+        hint = " Para partir un texto en palabras: texto.split()." if isinstance(words, str) else ""
+        raise TypeError(f"{name} debe ser una lista de palabras; se recibió {checks._shown(words)}.{hint}")
+    for word in words:
+        if not isinstance(word, str):
+            raise TypeError(f"{name} debe contener palabras (textos); tiene {checks._shown(word)}.")
+    return list(words)
+
+
 def span_corrupt(words: Sequence[str], rng, *, rate: float = 0.15,
                  mean_span: int = 3) -> tuple[list[str], list[str]]:
     """T5's span corruption of one sentence (a list of words).
@@ -263,7 +337,8 @@ def span_corrupt(words: Sequence[str], rng, *, rate: float = 0.15,
     sentinel followed by the words it replaced, then a last sentinel.
     ``rng`` is a ``random.Random``. :func:`span_restore` undoes it.
     """
-    words = list(words)
+    words = _words(words, "words")
+    checks.rng(rng)
     if not words:
         raise ValueError("La frase no tiene palabras que corromper.")
     checks.probability(rate, "rate", allow_zero=False, allow_one=False)
@@ -289,6 +364,7 @@ def span_corrupt(words: Sequence[str], rng, *, rate: float = 0.15,
 
 def span_restore(inputs: Sequence[str], targets: Sequence[str]) -> list[str]:
     """The original sentence from the two halves of :func:`span_corrupt`."""
+    inputs, targets = _words(inputs, "inputs"), _words(targets, "targets")
     spans: dict[str, list[str]] = {}
     current = None
     for word in targets:
@@ -299,7 +375,10 @@ def span_restore(inputs: Sequence[str], targets: Sequence[str]) -> list[str]:
             spans[current].append(word)
     out: list[str] = []
     for word in inputs:
-        out += spans.get(word, [word]) if word in SENTINELS else [word]
+        if word in SENTINELS and word not in spans:
+            raise ValueError(f"El centinela {word} de inputs no está en targets: las dos mitades no son "
+                             "de la misma frase.")
+        out += spans[word] if word in SENTINELS else [word]
     return out
 
 
@@ -315,6 +394,9 @@ def _sequences(model, ids) -> Tensor:
     if ids.shape[1] < 2:
         raise ValueError(f"Cada secuencia necesita al menos 2 tókenes (uno que leer y el siguiente que "
                          f"predecir); ids tiene forma {tuple(ids.shape)}.")
+    if ids.device.type == "cpu" and not bool((ids[:, 1:] != PAD_ID).any()):
+        # Every target would be ignored: the mean over no token is NaN.
+        raise ValueError("ids no tiene ningún tóken que predecir: después del primero todo es relleno (PAD).")
     return ids
 
 
@@ -325,17 +407,47 @@ def causal_lm_loss(model: nn.Module, ids: Tensor) -> Tensor:
     return F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten(), ignore_index=PAD_ID)
 
 
+def _labels(labels, logits: Tensor, ignore: int | None = None) -> Tensor:
+    """``labels`` as a long tensor on ``logits``' device, each a class of ``logits`` (or ``ignore``)."""
+    labels = checks.as_tensor(labels, "labels")
+    kept = labels if ignore is None or labels.device.type != "cpu" else labels[labels != ignore]
+    checks.ids(kept, "labels", vocab_size=logits.shape[-1])
+    return checks.ids(labels, "labels", like=logits)
+
+
+def _class_logits(logits: Tensor) -> Tensor:
+    """``logits`` of a classifier: one row ``(batch, n_classes)`` per sentence."""
+    if logits.dim() != 2:
+        raise ValueError(f"model debe dar una fila de logits por frase, forma (batch, clases), como "
+                         f"SequenceClassifier; da forma {tuple(logits.shape)}.")
+    return logits
+
+
 def masked_lm_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tensor:
     """Mean cross-entropy on the chosen positions of :func:`mask_tokens` only."""
-    inputs, labels = batch
+    checks.module(model, "model")
+    inputs, labels = _pair(batch, ("inputs", "labels"))
     logits = model(inputs)
+    labels = _labels(labels, logits, IGNORE)
+    if labels.shape != logits.shape[:-1]:
+        raise ValueError(f"labels debe tener la forma de inputs {tuple(logits.shape[:-1])}; "
+                         f"tiene {tuple(labels.shape)}.")
+    if labels.device.type == "cpu" and not bool((labels != IGNORE).any()):
+        raise ValueError(f"Ninguna posición de labels está elegida (todas valen {IGNORE}): la pérdida "
+                         "no tendría con qué promediar.")
     return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
 
 
 def classification_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tensor:
     """Cross-entropy of a :class:`SequenceClassifier` on ``(ids, labels)``."""
-    ids, labels = batch
-    return F.cross_entropy(model(ids), labels)
+    checks.module(model, "model")
+    ids, labels = _pair(batch, ("ids", "labels"))
+    logits = _class_logits(model(ids))
+    labels = _labels(labels, logits)
+    if labels.shape != logits.shape[:1]:
+        raise ValueError(f"labels debe tener una clase por frase, forma ({len(logits)},); "
+                         f"tiene {tuple(labels.shape)}.")
+    return F.cross_entropy(logits, labels)
 
 
 # ---------------------------------------------------------------------------
@@ -372,6 +484,12 @@ def pretrain(ids: Tensor, vocab: int, *, causal: bool, mask_id: int | None = Non
     seed = checks.non_negative_int(seed, "seed")
     if causal is not True and causal is not False:
         raise TypeError(f"causal debe ser True o False; se recibió {causal!r}.")
+    vocab = checks.positive_int(vocab, "vocab", minimum=4)
+    ids = _sentence_ids(ids, vocab)
+    if not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {checks._shown(recipe)}.")
+    if desc is not None:
+        checks.text(desc, "desc")
     if causal:
         batches, loss = sentence_batches(ids, recipe.batch_size, seed), causal_lm_loss
     else:
@@ -386,6 +504,14 @@ def pretrain(ids: Tensor, vocab: int, *, causal: bool, mask_id: int | None = Non
     elif not callable(architecture):
         raise TypeError("architecture debe ser una clase de modelo, como dldna.llama.LlamaLM; "
                         f"se recibió {type(architecture).__name__}.")
+    try:  # a misspelt argument is named here, before any work
+        inspect.signature(architecture).bind(vocab, causal=causal, **model_kwargs)
+    except TypeError:
+        raise TypeError(f"{getattr(architecture, '__name__', 'architecture')} no tiene los argumentos "
+                        f"{sorted(model_kwargs)}; sus argumentos son "
+                        f"{list(inspect.signature(architecture).parameters)}.") from None
+    except ValueError:  # no signature to read (a builtin): the call itself will tell
+        pass
     runtime.seed_everything(seed)
     model = architecture(vocab, causal=causal, **model_kwargs)
     result = fit(model, batches, loss, recipe, device=device, seed=seed, progress=progress,
@@ -421,6 +547,15 @@ def perplexity(model: nn.Module, ids: Tensor) -> float:
     return math.exp(-float(_target_log_probs(log_probs, ids).mean()))
 
 
+def _pair_ids(ids, vocab: int) -> Tensor:
+    """``ids`` ``(batch, seq ≥ 2)`` of ``vocab`` (a bigram needs a token and the next)."""
+    ids = checks.ids(ids, "ids", vocab_size=vocab, ndim=2)
+    if ids.shape[1] < 2 or not len(ids):
+        raise ValueError(f"ids necesita al menos una frase de 2 tókenes (uno y el siguiente); "
+                         f"tiene forma {tuple(ids.shape)}.")
+    return ids
+
+
 class BigramModel:
     """The next token depends only on the previous one: ``P(b | a)`` counted on
     training sentences, with add-``alpha`` smoothing over the tokens a
@@ -432,6 +567,9 @@ class BigramModel:
 
     def __init__(self, ids: Tensor, vocab: int, alpha: float = 0.1):
         checks.positive_number(alpha, "alpha")
+        # PAD and BOS never follow: at least one other token must.
+        self.vocab = vocab = checks.positive_int(vocab, "vocab", minimum=3)
+        ids = _pair_ids(ids, vocab).cpu()
         counts = torch.zeros(vocab, vocab, dtype=torch.float64)
         prev, nxt = ids[:, :-1].flatten(), ids[:, 1:].flatten()
         real = nxt != PAD_ID
@@ -444,11 +582,13 @@ class BigramModel:
 
     def log_probs(self, ids: Tensor) -> Tensor:
         """``(batch, seq, vocab)`` log-probabilities of the next token at each position."""
-        return self.probs[ids.cpu()].log()
+        return self.probs[checks.ids(ids, "ids", vocab_size=self.vocab).cpu()].log()
 
     def perplexity(self, ids: Tensor) -> float:
         """Like :func:`perplexity`, for the bigram model."""
-        ids = ids.cpu()
+        ids = _pair_ids(ids, self.vocab).cpu()
+        if not bool((ids[:, 1:] != PAD_ID).any()):
+            raise ValueError("ids no tiene ningún tóken que predecir (después del primero todo es relleno).")
         return math.exp(-float(_target_log_probs(self.log_probs(ids[:, :-1]), ids).mean()))
 
 
@@ -467,6 +607,8 @@ def next_word_probs(model: LanguageModel, tok: Tokenizer, prompt: str | Sequence
                     k: int = 5) -> list[tuple[str, float]]:
     """The ``k`` most likely next tokens after ``prompt`` (BOS is prepended),
     with their probabilities, most likely first."""
+    checks.module(model, "model")
+    _tokenizer(tok)
     checks.positive_int(k, "k")
     model.eval()
     ids = torch.tensor([tok.encode(prompt, bos=True)], device=_device(model))
@@ -483,10 +625,16 @@ def prompt_step(model: LanguageModel, prompt: Tensor) -> Callable[[Tensor, Tenso
     prompt in its place, so that ``greedy_decode(step, B, max_len, BOS_ID,
     EOS_ID)`` returns the continuation of each prompt.
     """
-    if not isinstance(prompt, Tensor) or prompt.dim() != 2:
-        raise ValueError("prompt debe ser un tensor de ids de forma (lote, longitud).")
+    checks.module(model, "model")
+    prompt = checks.ids(prompt, "prompt", vocab_size=getattr(model, "vocab", None), like=model, ndim=2)
+    if not prompt.shape[1]:
+        raise ValueError("prompt debe empezar por BOS: tiene 0 columnas.")
 
     def step(prefix: Tensor, rows: Tensor) -> Tensor:
+        # A decoder run with a batch larger than the prompt's asks for rows that do not exist.
+        if rows.device.type == "cpu" and rows.numel() and int(rows.max()) >= len(prompt):
+            raise ValueError(f"El decodificador pide la fila {int(rows.max())} del prompt, que solo tiene "
+                             f"{len(prompt)}: usa un lote de {len(prompt)} al decodificar.")
         return model(torch.cat([prompt[rows], prefix[:, 1:]], dim=1))[:, -1]
 
     return step
@@ -497,6 +645,11 @@ def contextual_vectors(model: LanguageModel, tok: Tokenizer, sentences: Sequence
                        word: str) -> Tensor:
     """The vector of the first ``word`` of each sentence, from the model's last
     layer: ``(n, d_model)``. Raises ``ValueError`` if a sentence lacks it."""
+    checks.module(model, "model")
+    if not callable(getattr(model, "hidden", None)):
+        raise TypeError(f"model debe ser un modelo de lenguaje con vectores contextuales (.hidden), como "
+                        f"LanguageModel; se recibió {type(model).__name__}.")
+    checks.text(word, "word")
     model.eval()
     ids = encode_sentences(tok, sentences).to(_device(model))
     target = tok.token_to_id(word)
@@ -507,9 +660,25 @@ def contextual_vectors(model: LanguageModel, tok: Tokenizer, sentences: Sequence
     return model.hidden(ids)[torch.arange(len(ids)), positions].float().cpu()
 
 
+def _vectors(x, name: str) -> Tensor:
+    """``(n ≥ 2, d)`` vectors with a direction: finite, with a norm that neither overflows nor is 0."""
+    x = checks.features(x, name, ndim=2, what="(n, d)", finite=True)
+    if len(x) < 2:
+        raise ValueError(f"{name} necesita al menos 2 vectores (la media de sus pares); tiene {len(x)}.")
+    norms = x.float().norm(dim=-1)
+    if not bool(torch.isfinite(norms).all()) or not bool((norms > 0).all()):
+        raise ValueError(f"{name} tiene un vector nulo, o tan grande o tan pequeño que su norma no cabe en "
+                         "float32: su coseno no está definido.")
+    return x
+
+
 def sense_similarities(a: Tensor, b: Tensor) -> dict[str, float]:
     """Mean cosine between vectors of one group (``"a-a"``, ``"b-b"``, pairs of
     different rows) and across groups (``"a-b"``)."""
+    a, b = (_vectors(x, name) for x, name in ((a, "a"), (b, "b")))
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"a y b deben tener vectores del mismo tamaño; a tiene {a.shape[1]} y "
+                         f"b {b.shape[1]}.")
     a, b = F.normalize(a.float(), dim=-1), F.normalize(b.float(), dim=-1)
 
     def within(x: Tensor) -> float:
@@ -523,14 +692,23 @@ def sense_similarities(a: Tensor, b: Tensor) -> dict[str, float]:
 @torch.no_grad()
 def accuracy(model: nn.Module, ids: Tensor, labels: Tensor) -> float:
     """Fraction of ``ids`` rows whose predicted class equals ``labels``."""
+    checks.module(model, "model")
+    ids = checks.ids(ids, "ids", ndim=2)
+    if not len(ids):
+        raise ValueError("No hay frases que evaluar: la exactitud de un conjunto vacío no existe.")
+    labels = checks.ids(labels, "labels", ndim=1)
+    if len(labels) != len(ids):
+        raise ValueError(f"Hay {len(ids)} frases y {len(labels)} etiquetas: hace falta una etiqueta "
+                         "por frase.")
     was_training = model.training
     model.eval()
     try:
         device = _device(model)
-        predicted = model(ids.to(device)).argmax(-1).cpu()
+        logits = _class_logits(model(ids.to(device)))
     finally:
         model.train(was_training)
-    return float((predicted == labels.cpu()).float().mean())
+    labels = _labels(labels, logits)
+    return float((logits.argmax(-1).cpu() == labels.cpu()).float().mean())
 
 
 # ---------------------------------------------------------------------------
@@ -558,12 +736,13 @@ def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     word (top-1, one fixed corruption with the 80/10/10 rule). ``quick``: 5
     steps, to check the plumbing.
     """
+    dev = checks.device(device)
+    quick = checks.boolean(quick, "quick")
     tok = corpus.tokenizer()
     train_sentences = corpus.generate(2000, seed=0)
     ids = encode_sentences(tok, train_sentences)
     held = encode_sentences(tok, corpus.split_held_out(train_sentences, corpus.generate(1000, seed=1)))
     recipe = Recipe(steps=5, batch_size=RECIPE.batch_size, lr=RECIPE.lr, warmup=2) if quick else RECIPE
-    dev = checks.device(device)
     mask_id = tok.token_to_id(corpus.MASK)
     rows = []
     gpt, fit_gpt = pretrain(ids, len(tok), causal=True, recipe=recipe, device=dev, progress=False)

@@ -48,7 +48,13 @@ import torch
 from torch import Tensor, nn
 
 from dldna import checks
-from dldna.attention import MultiHeadAttention, merge_heads, scaled_dot_product_attention, split_heads
+from dldna.attention import (
+    MultiHeadAttention,
+    _check_heads,
+    merge_heads,
+    scaled_dot_product_attention,
+    split_heads,
+)
 
 # ---------------------------------------------------------------------------
 # Checks
@@ -56,13 +62,16 @@ from dldna.attention import MultiHeadAttention, merge_heads, scaled_dot_product_
 
 
 def _check_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} debe ser un entero mayor o igual que {minimum}; se recibió {value!r}.")
-    return value
+    # NumPy integers count (checks.positive_int); a float, a text or a bool does not.
+    return checks.positive_int(value, name, minimum=minimum)
 
 
 def _check_sinusoidal_args(d_model: int, base: float) -> None:
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 2 or d_model % 2:
+    try:
+        even = checks.positive_int(d_model, "d_model", minimum=2) % 2 == 0
+    except ValueError:
+        even = False
+    if not even:
         raise ValueError(
             f"d_model debe ser un entero par mayor o igual que 2 (cada par de dimensiones es un "
             f"seno y un coseno); se recibió {d_model!r}."
@@ -109,10 +118,7 @@ def wavelengths(d_model: int, base: float = 10000.0) -> Tensor:
 def sinusoidal(n_positions: int, d_model: int, base: float = 10000.0) -> Tensor:
     """Sinusoidal encoding table of shape ``(n_positions, d_model)``."""
     _check_sinusoidal_args(d_model, base)
-    if isinstance(n_positions, bool) or not isinstance(n_positions, int) or n_positions < 1:
-        raise ValueError(
-            f"El número de posiciones debe ser un entero positivo; se recibió {n_positions!r}."
-        )
+    n_positions = checks.positive_int(n_positions, "El número de posiciones (n_positions)")
     pos = torch.arange(n_positions, dtype=torch.float64)[:, None]
     i = torch.arange(d_model // 2, dtype=torch.float64)[None, :]
     angles = pos / base ** (2 * i / d_model)
@@ -170,7 +176,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     def __init__(self, d_model: int, base: float = 10000.0, *, scale_input: bool = False):
         super().__init__()
         _check_sinusoidal_args(d_model, base)
-        self.d_model, self.base, self.scale_input = d_model, float(base), scale_input
+        self.d_model, self.base = d_model, float(base)
+        self.scale_input = checks.boolean(scale_input, "scale_input")
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, base={self.base:g}, scale_input={self.scale_input}"
@@ -212,6 +219,7 @@ class LearnedPositionalEncoding(nn.Module):
         return f"d_model={self.d_model}, max_len={self.max_len}, overflow={self.overflow!r}"
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        x = checks.features(x, "x")  # a list or an array, as SinusoidalPositionalEncoding takes
         _check_sequence(x, self.d_model)
         _check_int(offset, "offset", minimum=0)
         last = offset + x.shape[1] - 1
@@ -285,6 +293,14 @@ class ShawRelativePosition(nn.Module):
         return self.values(self._index(q_len, q_len if k_len is None else k_len))
 
 
+def _shaw_input(x, name: str, relative: ShawRelativePosition) -> Tensor:
+    """``x`` as a ``(..., seq, d_k)`` tensor of ``relative``'s dtype and device, without NaN or inf."""
+    x = checks.features(x, name, like=relative, finite=True)
+    if x.dim() < 2:
+        raise ValueError(f"{name} debe tener forma (..., seq, d_k); tiene forma {tuple(x.shape)}.")
+    return x
+
+
 def shaw_attention(query: Tensor, key: Tensor, value: Tensor, relative: ShawRelativePosition,
                    mask: Tensor | None = None, scale: float | None = None) -> tuple[Tensor, Tensor]:
     """Scaled dot-product attention with Shaw's relative key and value vectors.
@@ -294,13 +310,23 @@ def shaw_attention(query: Tensor, key: Tensor, value: Tensor, relative: ShawRela
     broadcastable to ``(..., q_len, k_len)``. Returns ``(output, weights)``:
     ``(..., q_len, d_k)`` and ``(..., q_len, k_len)``.
     """
+    if not isinstance(relative, ShawRelativePosition):
+        raise TypeError("relative debe ser una ShawRelativePosition (las tablas de vectores relativos); "
+                        f"se recibió {type(relative).__name__}.")
+    query, key, value = (_shaw_input(x, name, relative) for x, name in
+                         ((query, "query"), (key, "key"), (value, "value")))
+    if not query.shape[:-2] == key.shape[:-2] == value.shape[:-2]:
+        raise ValueError(
+            "query, key y value deben tener las mismas dimensiones de lote y cabezas; se recibieron "
+            f"{tuple(query.shape)}, {tuple(key.shape)} y {tuple(value.shape)}."
+        )
     q_len, k_len, d_k = query.shape[-2], key.shape[-2], query.shape[-1]
     if d_k != relative.d_k or value.shape[-1] != relative.d_k:
         raise ValueError(
             f"Las consultas, claves y valores deben tener d_k={relative.d_k} componentes, como los "
             f"vectores relativos; se recibieron {d_k} y {value.shape[-1]}."
         )
-    scale = 1.0 / math.sqrt(d_k) if scale is None else scale
+    scale = 1.0 / math.sqrt(d_k) if scale is None else checks.positive_number(scale, "scale")
     a_k = relative.key_vectors(q_len, k_len)
     lead = query.shape[:-2]
     # q_i · a^K_ij for every (i, j), as one matrix product per query position i:
@@ -417,7 +443,7 @@ class ALiBi(nn.Module):
             values = alibi_slopes(num_heads)
         else:
             # Other slopes than Press et al.'s, to test whether the scheme or its slopes decide a result.
-            values = torch.as_tensor(slopes, dtype=torch.float32).flatten()
+            values = checks.features(slopes, "slopes (las pendientes)", dtype=torch.float32).flatten()
             wrong = not bool(torch.isfinite(values).all()) or bool((values <= 0).any())
             if values.numel() != self.num_heads or wrong:
                 raise ValueError(f"slopes debe tener {self.num_heads} pendientes positivas y finitas "
@@ -466,7 +492,14 @@ def rope_frequencies(d_k: int, base: float = 10000.0, *, scaling: str | None = N
     """
     scaling, factor = _check_rope_scaling(scaling, factor, checks.positive_int(d_k, "d_k"))
     if scaling == "ntk":
-        base = checks.positive_number(base, "base") * factor ** (d_k / (d_k - 2))
+        base = checks.positive_number(base, "base")
+        try:
+            base *= factor ** (d_k / (d_k - 2))
+        except OverflowError:  # Python's float power raises instead of giving inf
+            base = math.inf
+        if not math.isfinite(base):
+            raise ValueError(f"factor={factor:g} es tan grande que la base de NTK, base·factor^(d/(d-2)), "
+                             "no cabe en un número de coma flotante; usa un factor menor.")
     theta = frequencies(d_k, base)
     return theta / factor if scaling == "linear" else theta
 
@@ -517,6 +550,7 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(
                 f"Se esperaba un tensor (..., seq, d_k) con d_k={self.d_k}; se recibió {shape}."
             )
+        offset = checks.integer(offset, "offset")
         pos = torch.arange(x.shape[-2], device=x.device, dtype=torch.float64) + offset
         angles = pos[:, None] * self.theta.to(device=x.device, dtype=torch.float64)[None, :]
         cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
@@ -581,8 +615,21 @@ class PositionProbe(nn.Module):
         super().__init__()
         if scheme not in SCHEMES:
             raise ValueError(f"Esquema de posiciones desconocido: {scheme!r}. Los válidos son {SCHEMES}.")
+        vocab = checks.positive_int(vocab, "vocab")
+        d_k = _check_heads(d_model, num_heads)
+        d_model, num_heads = int(d_model), int(num_heads)
+        layers = checks.positive_int(layers, "layers")
+        max_len = checks.positive_int(max_len, "max_len")
+        max_distance = checks.non_negative_int(max_distance, "max_distance")
+        # An argument of another scheme would be silently ignored.
+        for name, value, owner in (("bucket_distance", bucket_distance, "t5"),
+                                   ("alibi_slopes", alibi_slopes, "alibi")):
+            if value is not None and scheme != owner:
+                raise ValueError(f"{name} solo se usa con scheme={owner!r}; aquí scheme={scheme!r}.")
+        if scheme == "rope" and d_k % 2:
+            raise ValueError(f"RoPE gira las dimensiones de cada cabeza por pares: d_model / num_heads debe "
+                             f"ser par; es {d_model} / {num_heads} = {d_k}.")
         self.scheme, self.num_heads = scheme, num_heads
-        d_k = d_model // num_heads
         self.embed = nn.Embedding(vocab, d_model)
         self.absolute: nn.Module | None = None
         if scheme == "aprendida":
@@ -620,7 +667,11 @@ class PositionProbe(nn.Module):
     def forward(self, tokens: Tensor, return_weights: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
         """Logits ``(batch, seq, vocab)``; with ``return_weights`` also each layer's
         attention weights ``(batch, heads, seq, seq)``."""
+        tokens = checks.ids(tokens, "tokens", vocab_size=self.embed.num_embeddings, like=self, ndim=2)
+        return_weights = checks.boolean(return_weights, "return_weights")
         n = tokens.shape[1]
+        if not n:
+            raise ValueError("tokens no tiene posiciones: tiene forma (batch, 0).")
         x = self.embed(tokens)
         if self.absolute is not None:
             x = self.absolute(x)
@@ -635,6 +686,22 @@ class PositionProbe(nn.Module):
         return (self.head(x), weights) if return_weights else self.head(x)
 
 
+def _probe_args(model, length, lag, start, samples, seed) -> tuple[int, int, int]:
+    """The arguments of :func:`lag_attention` and :func:`probe_accuracy`, checked: ``(length, lag, start)``
+    with ``start`` (default ``lag``) raised to ``lag``, the first position with an answer."""
+    if not isinstance(model, PositionProbe):
+        raise TypeError(f"model debe ser una PositionProbe; se recibió {type(model).__name__}.")
+    checks.positive_int(samples, "samples")
+    checks.non_negative_int(seed, "seed")
+    lag = checks.positive_int(lag, "lag")
+    length = checks.positive_int(length, "length", minimum=lag + 1)
+    start = lag if start is None else checks.non_negative_int(start, "start")
+    if start >= length:
+        raise ValueError(f"start ({start}) debe ser menor que length ({length}): no quedaría ninguna "
+                         "posición que evaluar.")
+    return length, lag, max(start, lag)
+
+
 @torch.no_grad()
 def lag_attention(model: PositionProbe, length: int, lag: int = 3, start: int | None = None,
                   samples: int = 64, seed: int = 1234) -> float:
@@ -644,12 +711,12 @@ def lag_attention(model: PositionProbe, length: int, lag: int = 3, start: int | 
     ``lag``); maximum over layers and heads. Near 1 when some head looks
     exactly ``lag`` places back; it falls when the weight spreads to other keys.
     """
+    length, lag, start = _probe_args(model, length, lag, start, samples, seed)
     model.eval()
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed)
     x, _ = lookback_batch(samples, length, lag, model.head[-1].out_features, generator=gen)
     _, weights = model(x.to(device), return_weights=True)
-    start = lag if start is None else max(start, lag)
     rows = torch.arange(start, length, device=device)
     best = 0.0
     for w in weights:  # (batch, heads, q, k)
@@ -666,11 +733,11 @@ def probe_accuracy(model: PositionProbe, length: int, lag: int = 3, start: int |
     ``start`` defaults to ``lag`` (every position with an answer); pass the
     training length to score only the positions the model never saw.
     """
+    length, lag, start = _probe_args(model, length, lag, start, samples, seed)
     model.eval()
     device = next(model.parameters()).device
     vocab = model.head[-1].out_features
     gen = torch.Generator().manual_seed(seed)
     x, y = lookback_batch(samples, length, lag, vocab, generator=gen)
-    start = lag if start is None else max(start, lag)
     pred = model(x.to(device)).argmax(-1).cpu()
     return (pred[:, start:] == y[:, start:]).float().mean().item()

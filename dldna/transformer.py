@@ -808,15 +808,22 @@ def trace_shapes(model: nn.Module, *inputs, max_depth: int = 3,
     Returns ``[(stage, [shape, …]), …]`` and, with ``show``, prints it as a table.
     Works on any module (an :class:`Encoder` on float vectors, a ViT…).
     """
+    import inspect  # here, not at the top: only this helper reads signatures
+
+    checks.module(model, "model")
     _check_int(max_depth, "max_depth")
+    show = checks.boolean(show, "show")
+    try:  # the number of inputs, before any hook is registered
+        inspect.signature(model.forward).bind(*inputs)
+    except TypeError:
+        wanted = list(inspect.signature(model.forward).parameters)
+        raise TypeError(f"{type(model).__name__} no puede llamarse con {len(inputs)} entrada(s): "
+                        f"su forward recibe {wanted}.") from None
     rows: list[tuple[str, list[tuple[int, ...]]]] = []
     for k, x in enumerate(inputs):
         if isinstance(x, Tensor):
             rows.append((f"entrada {k}", [tuple(x.shape)]))
-    if isinstance(model, Transformer) and len(inputs) >= 2:
-        rows.append(("máscara de relleno del origen", [tuple(model.src_mask(inputs[0]).shape)]))
-        rows.append(("máscara causal + relleno del destino",
-                     [tuple(model.tgt_mask(inputs[1]).shape)]))
+    masks_at = len(rows)  # the masks are listed here, once the model's call has checked the inputs
 
     def shapes(out) -> list[tuple[int, ...]]:
         if isinstance(out, Tensor):
@@ -839,9 +846,19 @@ def trace_shapes(model: nn.Module, *inputs, max_depth: int = 3,
     try:
         with torch.no_grad():
             out = model(*inputs)
+    except RuntimeError as err:  # a module of PyTorch's own (nn.Linear…) that does not fit the input
+        given = [tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__ for x in inputs]
+        raise ValueError(f"{type(model).__name__} no puede procesar entradas de forma {given}; revisa "
+                         "su forma (el error de PyTorch va encadenado debajo).") from err
     finally:
         for h in handles:
             h.remove()
+    if isinstance(model, Transformer) and len(inputs) >= 2:
+        rows[masks_at:masks_at] = [
+            ("máscara de relleno del origen", [tuple(model.src_mask(checks.ids(inputs[0], "src")).shape)]),
+            ("máscara causal + relleno del destino",
+             [tuple(model.tgt_mask(checks.ids(inputs[1], "tgt")).shape)]),
+        ]
     rows.append(("salida del modelo", shapes(out)))
     if show:
         width = max(len(name) for name, _ in rows) + 2

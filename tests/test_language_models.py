@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import random
 
 import pytest
 import torch
@@ -349,3 +350,52 @@ def test_pretrain_rejects_bad_arguments(data):
         lm.pretrain(data[0], V, causal="sí")
     with pytest.raises(ValueError, match="seed"):
         lm.pretrain(data[0], V, causal=True, seed=-1)
+
+
+def _tiny(causal=True):
+    torch.manual_seed(0)
+    return lm.LanguageModel(V, d_model=8, n_heads=2, n_layers=1, d_ff=16, causal=causal).eval()
+
+
+def test_measures_refuse_what_would_be_nan_or_silently_wrong():
+    ids = lm.encode_sentences(TOK, ["ana va al cine", "luis va al teatro"])
+    pad = torch.zeros(2, 5, dtype=torch.long)
+    # Nothing to predict (only padding after the first token): the mean over no token was NaN.
+    with pytest.raises(ValueError, match="ningún tóken que predecir"):
+        lm.perplexity(_tiny(), pad)
+    with pytest.raises(ValueError, match="ningún tóken que predecir"):
+        lm.BigramModel(ids, V).perplexity(pad)
+    # Every position IGNORE: NaN loss before.
+    with pytest.raises(ValueError, match="Ninguna posición"):
+        lm.masked_lm_loss(_tiny(False), (ids, torch.full_like(ids, lm.IGNORE)))
+    # A label the model has no class for, labels of the wrong length, an empty set.
+    classifier = lm.SequenceClassifier(_tiny(False), 2)
+    with pytest.raises(ValueError, match="fuera"):
+        lm.accuracy(classifier, ids, torch.tensor([0, 2]))
+    with pytest.raises(ValueError, match="una etiqueta por frase"):
+        lm.accuracy(classifier, ids, torch.tensor([0]))
+    with pytest.raises(ValueError, match="vacío"):
+        lm.accuracy(classifier, ids[:0], torch.tensor([], dtype=torch.long))
+    # One vector has no pairs to average; a zero vector no direction (its cosine was a silent 0).
+    with pytest.raises(ValueError, match="al menos 2 vectores"):
+        lm.sense_similarities(torch.ones(1, 4), torch.ones(2, 4))
+    with pytest.raises(ValueError, match="nulo"):
+        lm.sense_similarities(torch.zeros(2, 4), torch.ones(2, 4))
+    # The valid calls still give finite numbers.
+    assert math.isfinite(lm.perplexity(_tiny(), ids))
+    assert 0.0 <= lm.accuracy(classifier, ids, [0, 1]) <= 1.0
+
+
+def test_text_is_not_split_into_letters_and_arguments_are_checked_before_work():
+    with pytest.raises(TypeError, match="lista de frases"):
+        lm.encode_sentences(TOK, "ana va al cine")
+    with pytest.raises(TypeError, match="lista de palabras"):
+        lm.span_corrupt("el gato come", random.Random(0))
+    with pytest.raises(ValueError, match="centinela"):
+        lm.span_restore(["el", "<X1>"], ["<X0>", "gato"])
+    with pytest.raises(ValueError, match="mask_id < first_word < vocab"):
+        lm.mask_tokens(torch.tensor([[1, 5, 6, 2]]), MASK_ID, MASK_ID, V)
+    with pytest.raises(TypeError, match="d_modle"):
+        lm.pretrain(torch.tensor([[1, 5, 6, 2]]), V, causal=True, d_modle=8)
+    with pytest.raises(TypeError, match="quick"):
+        lm.benchmark(quick="no")

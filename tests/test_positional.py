@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -369,3 +370,33 @@ def test_alibi_custom_slopes_replace_the_standard_ones():
     for wrong in ([1.0], [1.0, 0.0], [1.0, float("nan")]):
         with pytest.raises(ValueError, match="pendientes"):
             P.ALiBi(2, slopes=wrong)
+
+
+def test_probe_and_its_measures_check_their_arguments():
+    probe = P.PositionProbe("rope", d_model=8, num_heads=2, layers=1, max_len=8)
+    # start past the sequence left no position to score: NaN before.
+    with pytest.raises(ValueError, match="ninguna posición"):
+        P.probe_accuracy(probe, 8, start=8, samples=4)
+    with pytest.raises(TypeError, match="PositionProbe"):
+        P.lag_attention(torch.nn.Linear(2, 2), 8)
+    with pytest.raises(ValueError, match="solo se usa con scheme='alibi'"):
+        P.PositionProbe("rope", alibi_slopes=[1.0, 2.0])
+    with pytest.raises(ValueError, match="par"):
+        P.PositionProbe("rope", d_model=6, num_heads=2)
+    with pytest.raises(ValueError, match="fuera del vocabulario"):
+        probe(torch.full((1, 4), 16))
+    # NumPy integers are integers; lists are tensors.
+    assert probe(np.array([[1, 2, 3]])).shape == (1, 3, 16)
+    assert P.sinusoidal(np.int64(4), 8).shape == (4, 8)
+
+
+def test_shaw_attention_takes_lists_and_refuses_other_tables():
+    torch.manual_seed(0)
+    rel = P.ShawRelativePosition(4, 2)
+    q = torch.randn(2, 3, 4)
+    out, weights = P.shaw_attention(q.tolist(), q, q, rel)
+    torch.testing.assert_close(out, P.shaw_attention(q, q, q, rel)[0])
+    with pytest.raises(TypeError, match="ShawRelativePosition"):
+        P.shaw_attention(q, q, q, None)
+    with pytest.raises(ValueError, match="dimensiones de lote"):
+        P.shaw_attention(q[:1], q, q, rel)
