@@ -81,8 +81,9 @@ def _check_int(value, name: str, minimum: int = 1) -> int:
 
 def _check_images(images, name: str = "Las imágenes", like: nn.Module | None = None) -> Tensor:
     # NumPy arrays, float64 and integer grey levels are converted (to the module's dtype and device).
+    # A pixel is a grey level: inf is refused as well as NaN (a convolution of inf gives NaN logits).
     if isinstance(images, (Tensor, np.ndarray, list, tuple)):
-        images = checks.features(images, name, like=like)
+        images = checks.features(images, name, like=like, finite=True)
     if not isinstance(images, Tensor) or images.dim() != 4:
         got = f"forma {tuple(images.shape)}" if isinstance(images, Tensor) else type(images).__name__
         raise ValueError(
@@ -617,6 +618,18 @@ def _check_maps(maps: Sequence[Tensor]) -> list[Tensor]:
     return maps
 
 
+def _check_same_tokens(maps: list[Tensor]) -> None:
+    # Rollout multiplies the layers' matrices: every layer must see the same tokens of the same batch.
+    first = tuple(maps[0].shape[i] for i in (0, 2))
+    for k, a in enumerate(maps[1:], start=1):
+        if (a.shape[0], a.shape[2]) != first:
+            raise ValueError(
+                f"Los mapas de todas las capas deben tener el mismo lote y el mismo número de tókenes: "
+                f"la capa 0 tiene forma {tuple(maps[0].shape)} y la capa {k}, {tuple(a.shape)}. "
+                "Pasa los mapas de un mismo modelo y una misma llamada (model.attention_maps())."
+            )
+
+
 def _grid_side(n_patches: int) -> int:
     side = math.isqrt(n_patches)
     if side * side != n_patches:
@@ -648,6 +661,7 @@ def attention_rollout(maps: Sequence[Tensor], residual: bool = True, head_fusion
     Shapes: a list of ``(B, heads, n, n)`` → ``(B, n, n)``.
     """
     maps = _check_maps(maps)
+    _check_same_tokens(maps)
     residual = checks.boolean(residual, "residual")
     if head_fusion not in ("mean", "max", "min"):
         raise ValueError(f"head_fusion debe ser 'mean', 'max' o 'min'; se recibió {head_fusion!r}.")

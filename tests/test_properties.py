@@ -493,9 +493,12 @@ SPECS: dict[str, Spec] = {
     "dldna.vit.cls_attention": Spec({"weights": Floats((2, 2, 5, 5), nonneg=True)}),
     "dldna.vit.attention_rollout": Spec(
         {"maps": Floats((1, 2, 5, 5), nonneg=True, extra_invalid=(torch.zeros(1, 2, 5, 5),)),
-         "head_fusion": Choice(("mean", "max", "min"))},
-        call=lambda maps, head_fusion: vit.attention_rollout([maps], residual=False,
-                                                             head_fusion=head_fusion)),
+         "head_fusion": Choice(("mean", "max", "min")),
+         # an earlier layer's map: of other tokens or another batch it cannot be chained
+         "earlier": Fixed(lambda: torch.full((1, 2, 5, 5), 0.2),
+                          bad=(torch.full((1, 2, 4, 4), 0.25), torch.full((2, 2, 5, 5), 0.2)))},
+        call=lambda maps, head_fusion, earlier: vit.attention_rollout([earlier, maps], residual=False,
+                                                                      head_fusion=head_fusion)),
     "dldna.vit.position_similarity": Spec({"table": Floats((5, 4))}),
     "dldna.vit.patch_cost": Spec({"image_size": Choice((8,)), "patch_size": Choice((1, 2, 4, 8))}),
     # --- tasks -----------------------------------------------------------------------
@@ -856,7 +859,8 @@ SPECS: dict[str, Spec] = {
         call=lambda **kw: vit.unpatchify(**kw), check=lambda images: tuple(images.shape) == (2, 1, 8, 8)),
     "dldna.vit.TinyCNN": Spec(
         {"channels": Int(1, 8), "n_classes": Int(2, 10), "dropout": Num(0, 1, typical=(0, 0.9)),
-         "images": Floats((2, 1, 8, 8), extra_invalid=(torch.ones(2, 1, 6, 6), torch.ones(2, 3, 8, 8)))},
+         "images": Floats((2, 1, 8, 8), extra_invalid=(torch.ones(2, 1, 6, 6), torch.ones(2, 3, 8, 8),
+                                                       torch.full((2, 1, 8, 8), math.inf)))},
         call=_no_grad(lambda images, **kw: vit.TinyCNN(**kw).eval()(images))),
     "dldna.vit.MLP": Spec(
         {"hidden": Int(1, 16), "n_classes": Int(2, 10), "dropout": Num(0, 1, typical=(0, 0.9)),

@@ -2,6 +2,7 @@
 dldna.viz.vit and the patch-size explorer (dldna.widgets.vit)."""
 
 import json
+import math
 import re
 
 import pytest
@@ -142,6 +143,13 @@ def test_baselines_have_the_right_shapes():
     assert vit.MLP()(x).shape == (4, 10)
 
 
+@pytest.mark.parametrize("make", [vit.TinyCNN, vit.MLP, lambda: vit.VisionTransformer(vit.ViTConfig())])
+def test_models_refuse_infinite_pixels(make):
+    # An inf grey level went through the convolution and came out as NaN logits.
+    with pytest.raises(ValueError, match="infinitos"):
+        make()(images(2) * math.inf)
+
+
 def test_fit_uses_the_book_loop_is_deterministic_and_learns(data):
     small = vit.DigitsSplit(data.x_train[:256], data.y_train[:256], data.x_test[:128],
                             data.y_test[:128])
@@ -193,6 +201,14 @@ def test_rollout_rows_sum_to_one_and_follow_the_formula():
     torch.testing.assert_close(one, maps[0].mean(1))
     with pytest.raises(ValueError, match="No hay mapas"):
         vit.attention_rollout([])
+
+
+def test_rollout_refuses_layers_of_different_tokens_or_batches():
+    # Chaining (n, n) matrices of different n raised PyTorch's own bmm error.
+    with pytest.raises(ValueError, match="mismo número de tókenes"):
+        vit.attention_rollout([torch.rand(1, 2, 5, 5), torch.rand(1, 2, 4, 4)])
+    with pytest.raises(ValueError, match="mismo lote"):
+        vit.attention_rollout([torch.rand(1, 2, 5, 5), torch.rand(2, 2, 5, 5)])
 
 
 def test_cls_attention_is_row_zero_on_the_grid():
