@@ -174,7 +174,14 @@ def model_step(model, src: Tensor) -> StepFn:
     src = _check_src(src, model)
     memory = model.encode(src)
 
+    batch = src.shape[0]
+
     def step(prefix: Tensor, rows: Tensor) -> Tensor:
+        rows = checks.ids(rows, "rows (filas del lote)", ndim=1, like=src)
+        if checks.reads_values(rows) and (int(rows.min()) < 0 or int(rows.max()) >= batch):
+            bad = int(rows.min()) if int(rows.min()) < 0 else int(rows.max())
+            raise ValueError(f"rows contiene la fila {bad}, fuera del lote de src (filas válidas: 0 a "
+                             f"{batch - 1}).")
         return model.decode(prefix, memory[rows], src[rows])[:, -1]
 
     return step
@@ -321,8 +328,11 @@ def _autoregress(model, src, max_len, bos_id, eos_id, pad_id, unk_id,
 
 def length_penalty(length: int, alpha: float) -> float:
     """Wu et al. (2016): ``((5 + length) / 6) ** alpha``; a hypothesis' score is
-    its log-probability divided by this. ``alpha = 0`` gives 1 (no penalty)."""
-    length = checks.non_negative_int(length, "length (longitud de la hipótesis)")
+    its log-probability divided by this. ``alpha = 0`` gives 1 (no penalty).
+
+    ``length`` counts the hypothesis' tokens (EOS included, BOS not), so it is
+    at least 1: beam search calls it after one step or more."""
+    length = checks.positive_int(length, "length (longitud de la hipótesis, en tókenes; al menos 1)")
     alpha = _check_length_penalty(alpha)
     try:
         return ((5.0 + length) / 6.0) ** alpha
@@ -714,8 +724,16 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
 
 def next_token_probs(logits: Tensor, temperature: float = 1.0, top_k: int | None = None,
                      top_p: float | None = None) -> Tensor:
-    """``softmax(filter_logits(...))``: the distribution sampling draws from."""
-    return filter_logits(logits, temperature, top_k, top_p).softmax(dim=-1)
+    """``softmax(filter_logits(...))``: the distribution sampling draws from.
+
+    A row without any finite logit (all ``-inf``: every token masked) is
+    refused: its softmax would be NaN, not a distribution."""
+    out = filter_logits(logits, temperature, top_k, top_p)
+    if bool((out == -math.inf).all(dim=-1).any()):
+        raise ValueError("logits tiene una fila sin ningún valor finito (todos -inf, todos los tókenes "
+                         "enmascarados): no define una distribución. Cada fila necesita al menos un "
+                         "tóken posible.")
+    return out.softmax(dim=-1)
 
 
 def _generator(generator, seed, device: torch.device) -> torch.Generator | None:

@@ -214,6 +214,36 @@ def test_length_penalty_can_change_the_winner():
     assert decoding.length_penalty(7, 1.0) == pytest.approx(2.0)
 
 
+def test_length_penalty_refuses_an_empty_hypothesis():
+    # Beam search scores hypotheses of one token or more (EOS counts): length 0 was a silent 1.0^α.
+    with pytest.raises(ValueError, match="al menos 1"):
+        decoding.length_penalty(0, 0.6)
+
+
+def test_next_token_probs_refuses_a_row_without_finite_logits():
+    # softmax of a row of -inf is NaN, not a distribution.
+    with pytest.raises(ValueError, match="ningún valor finito"):
+        decoding.next_token_probs(torch.full((4,), -math.inf))
+    with pytest.raises(ValueError, match="ningún valor finito"):
+        decoding.next_token_probs(torch.tensor([[0.0, 1.0], [-math.inf, -math.inf]]))
+    assert decoding.next_token_probs(torch.tensor([0.0, -math.inf])).tolist() == [1.0, 0.0]
+
+
+def test_model_step_refuses_rows_beyond_the_batch():
+    from dldna import transformer
+
+    torch.manual_seed(0)
+    cfg = transformer.TransformerConfig(10, 10, d_model=8, n_heads=2, n_encoder_layers=1,
+                                        n_decoder_layers=1, d_ff=16, dropout=0.0)
+    step = decoding.model_step(transformer.Transformer(cfg).eval(), torch.tensor([[3, 4, 5, 2]]))
+    prefix = torch.ones(1, 1, dtype=torch.long)
+    assert step(prefix, torch.tensor([0])).shape == (1, 10)
+    with pytest.raises(ValueError, match="fuera del lote"):
+        step(prefix, torch.tensor([3]))  # was a raw IndexError
+    with pytest.raises(TypeError, match="enteros"):
+        step(prefix, torch.tensor([0.5]))
+
+
 def test_beam_tree_records_the_search_and_the_best_path():
     res = decoding.beam_search(table_step(TRAP), 1, 2, 10, BOS, EOS, trace=0)
     tree = res.tree

@@ -447,7 +447,10 @@ SPECS: dict[str, Spec] = {
     "dldna.decoding.filter_logits": Spec({"logits": Floats((2, 6)), "temperature": TEMPERATURE,
                                           "top_k": Int(1, 6, refuse_above=True),
                                           "top_p": Num(0, 1, open_lo=True)}),
-    "dldna.decoding.next_token_probs": Spec({"logits": Floats((2, 6)), "temperature": TEMPERATURE,
+    "dldna.decoding.next_token_probs": Spec({"logits": Floats((2, 6), extra_invalid=(
+                                                 torch.full((2, 6), -math.inf),  # no finite logit: NaN
+                                                 torch.tensor([[0.0] * 6, [-math.inf] * 6]))),
+                                             "temperature": TEMPERATURE,
                                              "top_k": Int(1, 6, refuse_above=True),
                                              "top_p": Num(0, 1, open_lo=True)}),
     "dldna.decoding.greedy_decode": Spec(
@@ -842,9 +845,12 @@ SPECS: dict[str, Spec] = {
         call=lambda **kw: embeddings.train_word2vec(**kw).vectors, slow=True),
     # --- decoding: step functions and observers of beam search ---------------------------
     "dldna.decoding.model_step": Spec(
-        {"model": Fixed(_model, bad=(*NOT_A_MODULE, torch.nn.Linear(2, 2))), "src": Ids((2, 4), 10)},
-        call=_no_grad(lambda model, src: decoding.model_step(model, src)(torch.ones(2, 1, dtype=torch.long),
-                                                                          torch.arange(2)))),
+        {"model": Fixed(_model, bad=(*NOT_A_MODULE, torch.nn.Linear(2, 2))), "src": Ids((2, 4), 10),
+         # rows of src's batch (2): a row beyond it, a negative one, a float or text are refused
+         "rows": Fixed(lambda: torch.arange(2), bad=(torch.tensor([0, 2]), torch.tensor([-1, 0]),
+                                                    torch.tensor([0.5, 1.0]), "filas"))},
+        call=_no_grad(lambda model, src, rows: decoding.model_step(model, src)(
+            torch.ones(2, 1, dtype=torch.long), rows))),
     "dldna.decoding.BeamObserver": Spec(
         {"observer": Fixed(decoding.BeamObserver, bad=("observador", 3, decoding.BeamTree(2))),
          "src": Ids((1, 4), 10)},
