@@ -334,12 +334,16 @@ class Mask(Arg):
 @dataclass
 class Fixed(Arg):
     """A value the test does not vary (a model, a task), made fresh by ``make``;
-    ``bad``: values of that argument that must be refused."""
+    ``bad``: values of that argument that must be refused; ``also``: other
+    values that must be accepted (e.g. ``True`` where the signature allows a bool)."""
 
     make: Callable[[], Any]
     bad: tuple = ()
+    also: tuple = ()
 
     def valid(self):
+        if self.also:
+            return st.one_of(st.builds(self.make), st.sampled_from(self.also))
         return st.builds(self.make)
 
     def invalid(self):

@@ -530,7 +530,9 @@ SPECS: dict[str, Spec] = {
     "dldna.viz.heatmap.tick_labels": Spec({"labels": Fixed(lambda: ["a", "b", "c"], bad=("abc", ["a"], 3)),
                                            "n": Fixed(lambda: 3)}),
     "dldna.viz.heatmap.heatmap": Spec({"values": Floats((3, 4)),
-                                       "row_labels": Fixed(lambda: ["a", "b", "c"], bad=("abc", 3))},
+                                       "row_labels": Fixed(lambda: ["a", "b", "c"], bad=("abc", 3),
+                                                           also=(True, False, None)),
+                                       "ax": Fixed(lambda: None, bad=("ejes", 3))},
                                       slow=True),
     "dldna.viz.decoding.temperature_tradeoff": Spec(
         {"temperatures": Fixed(lambda: [0.5, 1.0, 2.0], bad=(None, ["x", 1, 2], [0.5, 1.0], [0, 1, 2])),
@@ -538,7 +540,8 @@ SPECS: dict[str, Spec] = {
          "diversity": Fixed(lambda: [1, 2, 3], bad=([1, 2], [1, float("nan"), 2]))}, slow=True),
     "dldna.viz.decoding.beam_tree": Spec({"tree": Fixed(_tree, bad=(None, decoding.BeamTree(2), "árbol")),
                                           "token_label": Fixed(lambda: [str(i) for i in range(10)],
-                                                               bad=("abc", None, ["a"]))}, slow=True),
+                                                               bad=("abc", None, ["a"], lambda i: i,
+                                                                    list(range(10))))}, slow=True),
     "dldna.viz.decoding.beam_tree_layout": Spec({"tree": Fixed(_tree, bad=(None, decoding.BeamTree(2)))}),
     # --- explorers: bad input gives an explorer with a Spanish message --------------
     "dldna.widgets.attention.attention_explorer": Spec(
@@ -1051,7 +1054,8 @@ SPECS: dict[str, Spec] = {
          "highlight_row": Fixed(lambda: None, bad=(3, -1, "0", 1.5)),
          "annotate": Fixed(lambda: None, bad=("no", 1)),
          "colorbar": Bool(), "vmin": Fixed(lambda: 0.0, bad=("0", math.nan)),
-         "vmax": Fixed(lambda: 1.0, bad=("1", math.inf)), "cmap": Fixed(lambda: None, bad=(3, "arcoíris"))},
+         "vmax": Fixed(lambda: 1.0, bad=("1", math.inf)), "cmap": Fixed(lambda: None, bad=(3, "arcoíris")),
+         "ax": Fixed(lambda: None, bad=("ejes", 3))},
         slow=True),
     "dldna.viz.attention.attention_row_bars": Spec(
         {"row": Floats((4,), nonneg=True), "k_tokens": Fixed(lambda: None, bad=("abcd", ["a"], 3)),
@@ -1080,14 +1084,16 @@ SPECS: dict[str, Spec] = {
                                                                      bad=("abcd", ["el"], 3)),
          "out_tokens": Fixed(lambda: ["the", "cat", "eats"], bad=("abc", ["the"], 3)),
          "gold": Fixed(lambda: [[0], [1], [2]],
-                       bad=("x", [[0], [1], [2], [3]], [[9], [1], [2]], [[0.5], [1], [2]]))},
+                       bad=("x", [[0], [1], [2], [3]], [[0], [1]], [[9], [1], [2]], [[0.5], [1], [2]]))},
         slow=True),
     "dldna.viz.decoding.sampling_filters": Spec(
         {"probs": Fixed(lambda: [0.5, 0.3, 0.2], bad=(None, "x", [0.5, math.nan, 0.5], [-0.5, 1.0, 0.5],
-                                                     [[0.5, 0.5]])),
+                                                     [[0.5, 0.5]], [0.5, 0.3, 0.3]),
+                        also=([0.5, 0.3, 0.1],)),  # a selection of tokens sums to less than 1
          "tokens": Fixed(lambda: ["a", "b", "c"], bad=("abc", ["a"], 3)),
          "panels": Fixed(lambda: [("top-k", [0.6, 0.4, 0.0])],
-                         bad=(None, [], "x", [("top-k",)], [("top-k", [0.5, 0.5])], [("t", "abc")]))},
+                         bad=(None, [], "x", [("top-k",)], [("top-k", [0.5, 0.5])], [("t", "abc")],
+                              [("top-k", [0.6, 0.6, 0.0])]))},
         slow=True),
     "dldna.viz.heatmap.masked_legend_handle": Spec(
         {"label": Text()}, call=lambda **kw: viz_heatmap.masked_legend_handle(**kw).get_label()),

@@ -216,6 +216,10 @@ def test_beam_tree_figure_and_layout():
     assert "haz" in fig.axes[0].get_title()
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert any(t.startswith("B") and "0.400" in t for t in texts)
+    # A label function must give text: an int id was Python's "unsupported operand" in English.
+    with pytest.raises(TypeError, match="texto"):
+        vd.beam_tree(res.tree, lambda i: i)
+    assert isinstance(vd.beam_tree(res.tree, lambda i: str(i)), Figure)
 
 
 def test_sampling_and_temperature_figures():
@@ -226,6 +230,12 @@ def test_sampling_and_temperature_figures():
     assert fig.axes[0].get_xlabel() == "temperatura T"
     with pytest.raises(ValueError, match="etiquetas"):
         vd.sampling_filters(p, list("abc"), [])
+    # A selection of tokens may sum to less than 1 (the chapter shows the top 8), never to more.
+    assert isinstance(vd.sampling_filters(p[:2], list("ab"), [("k", [0.6, 0.0])]), Figure)
+    with pytest.raises(ValueError, match="como mucho 1"):
+        vd.sampling_filters([0.5, 0.3, 0.3], list("abc"), [("k", [1.0, 0.0, 0.0])])
+    with pytest.raises(ValueError, match="como mucho 1"):
+        vd.sampling_filters([0.5, 0.3, 0.2], list("abc"), [("k", [0.6, 0.6, 0.0])])
 
 
 def test_alignment_heatmap_outlines_gold_cells():
@@ -236,3 +246,6 @@ def test_alignment_heatmap_outlines_gold_cells():
                 and not p.get_fill()]
     assert len(outlined) >= 3
     assert ax.get_xlabel() == "palabra del español (clave)"
+    # One list per produced word: 2 lists for 3 rows was drawn without a word.
+    with pytest.raises(ValueError, match="una por fila"):
+        vd.alignment_heatmap(w, ["a", "b", "c"], ["x", "y", "z"], gold=[[0], [2]])

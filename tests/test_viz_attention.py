@@ -156,3 +156,9 @@ def test_scaling_panel_titles_and_data():
     np.testing.assert_allclose([b.get_width() for b in axes["max"].containers[0]],
                                r["max_weight"])
     assert "sin dividir" in fig.get_suptitle() and "d_k = 16" in fig.get_suptitle()
+
+
+def test_attention_heatmap_refuses_an_ax_that_is_not_axes():
+    # "ejes" reached matplotlib and came back as an AttributeError in English.
+    with pytest.raises(TypeError, match="ejes de matplotlib"):
+        va.attention_heatmap(torch.full((2, 2), 0.5), ax="ejes")

@@ -78,3 +78,17 @@ def test_many_rows_are_thinned_but_stay_labelled():
 def test_bad_input_raises_in_spanish(values, allowed, words):
     with pytest.raises(ValueError, match=words):
         heatmap(values, allowed=allowed)
+
+
+def test_label_options_follow_the_signature():
+    # Sequence | bool | None: True is accepted (the indices, as None), False hides them.
+    fig = heatmap(np.ones((2, 3)), row_labels=True, col_labels=np.True_)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["0", "1"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["0", "1", "2"]
+    fig = heatmap(np.ones((2, 3)), row_labels=False)
+    assert fig.axes[0].get_yticklabels() == []
+
+
+def test_ax_that_is_not_axes_is_refused_in_spanish():
+    with pytest.raises(TypeError, match="ejes de matplotlib"):
+        heatmap(np.ones((2, 2)), ax="ejes")

@@ -232,6 +232,8 @@ def attention_heatmap(
     """
     w = as_matrix(weights, "weights")
     q_len, k_len = w.shape
+    if ax is not None:
+        style.figure_or_new(ax)  # refuses what is not a matplotlib Axes, in Spanish
     q_labels = style.labels(q_tokens, q_len, "consultas")
     k_labels = style.labels(k_tokens, k_len, "claves")
     m = as_mask(mask, w.shape)

@@ -130,6 +130,13 @@ def beam_tree(
                              f"{missing[:5]}: falta un texto para cada id.")
     show_prob = checks.boolean(show_prob, "show_prob")
     label = token_label if callable(token_label) else (lambda i: token_label[i])
+    texts = {}
+    for node in tree.nodes:  # every label before anything is drawn
+        texts[node.id] = label(node.token)
+        if not isinstance(texts[node.id], str):
+            raise TypeError(f"token_label debe dar un texto (str) por id; para el id {node.token} dio "
+                            f"{type(texts[node.id]).__name__}: {texts[node.id]!r:.40}. Con números usa, "
+                            "p. ej., lambda i: str(i).")
     pos = beam_tree_layout(tree)
     n_steps = max(n.step for n in tree.nodes) + 1
     widest = max(y for _, y in pos.values()) + 1
@@ -153,7 +160,7 @@ def beam_tree(
                    linewidths=2.0)
     for node in tree.nodes:
         x, y = pos[node.id]
-        text = label(node.token)
+        text = texts[node.id]
         if show_prob and node.parent is not None:
             text += f"  {np.exp(node.log_prob):.3f}"
         ax.annotate(text, (x, y), xytext=(7, 0), textcoords="offset points", va="center",
@@ -179,6 +186,10 @@ def _probabilities(values, name: str) -> np.ndarray:
     p = as_matrix(values, name, ndim=1)
     if (p < 0).any() or (p > 1).any():
         raise ValueError(f"{name} debe contener probabilidades entre 0 y 1.")
+    # A selection of tokens (the chapter's top 8) sums to less than 1, never to more.
+    if float(p.sum()) > 1.0 + 1e-3:
+        raise ValueError(f"{name} suma {float(p.sum()):.3f}: una distribución, o una selección de sus "
+                         "tókenes, suma como mucho 1.")
     return p
 
 
@@ -192,7 +203,8 @@ def sampling_filters(
     """One bar chart per setting: the next-token distribution after a filter.
 
     Args:
-        probs: ``(V,)`` the model's distribution (or a selection of tokens).
+        probs: ``(V,)`` the model's distribution (or a selection of tokens:
+            the sum may be below 1, never above it, beyond a tolerance of 1e-3).
         tokens: a label per entry of ``probs``.
         panels: ``(panel title, probabilities after the filter)`` pairs, e.g.
             from :func:`dldna.decoding.next_token_probs`; tokens with
@@ -284,16 +296,18 @@ def alignment_heatmap(
 
     Row ``i`` is the decoder query that *produced* ``out_tokens[i]``; column
     ``j`` the Spanish word ``src_tokens[j]``. ``gold[i]`` lists the Spanish
-    positions that the English word ``i`` translates (outlined in vermillion).
+    positions that the English word ``i`` translates (outlined in vermillion):
+    one list per row, an empty one for ``<eos>``.
     """
     w = as_matrix(weights, "weights")
     out_labels = style.labels(out_tokens, w.shape[0], "palabras producidas (filas)")
     src_labels = style.labels(src_tokens, w.shape[1], "palabras de entrada (columnas)")
     if gold is not None:
-        # One list per produced word; the last rows (<eos>) may have none.
-        if isinstance(gold, (str, bytes)) or not isinstance(gold, (list, tuple)) or len(gold) > w.shape[0]:
-            raise ValueError(f"gold debe tener una lista de posiciones por palabra producida (a lo sumo "
-                             f"{w.shape[0]}); se recibió {gold!r:.60}.")
+        # One list per produced word, <eos> included (its list is empty: it aligns with no word).
+        if isinstance(gold, (str, bytes)) or not isinstance(gold, (list, tuple)) or len(gold) != w.shape[0]:
+            got = f"{len(gold)} listas" if isinstance(gold, (list, tuple)) else f"{gold!r:.60}"
+            raise ValueError(f"gold debe tener una lista de posiciones por palabra producida ({w.shape[0]}, "
+                             f"una por fila; la de <eos> vacía, []); se recibió {got}.")
         for cols in gold:
             if isinstance(cols, (str, bytes)) or not isinstance(cols, (list, tuple)) or not all(
                     isinstance(j, (int, np.integer)) and not isinstance(j, bool) and 0 <= j < w.shape[1]

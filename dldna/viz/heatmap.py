@@ -142,8 +142,8 @@ def heatmap(
     Args:
         ax: where to draw (default: a new figure of ``width`` × ``height``
             inches, sized from the matrix when not given).
-        row_labels, col_labels: one label per row / column (default: indices;
-            ``False``: none).
+        row_labels, col_labels: one label per row / column (``None``, the
+            default, or ``True``: the indices; ``False``: none).
         allowed: boolean ``(rows, cols)``, ``False`` = masked cell (drawn grey
             and hatched, not coloured); ``None``: every cell is shown.
         signed: diverging colours centred at 0 (default: when a shown value
@@ -165,6 +165,12 @@ def heatmap(
     vmin, vmax = (None if x is None else checks.real(x, name) for x, name in ((vmin, "vmin"), (vmax, "vmax")))
     if cmap is not None and not isinstance(cmap, Colormap):
         cmap = style.check_cmap(cmap)
+    # True asks for labels, and with none given they are the indices (as None); False hides them.
+    row_labels, col_labels = (None if x is True or (isinstance(x, np.bool_) and x) else
+                              False if x is False or isinstance(x, np.bool_) else x
+                              for x in (row_labels, col_labels))
+    if ax is not None:
+        style.figure_or_new(ax)  # "ejes" or a figure instead of axes: a Spanish refusal, before drawing
     shown = np.ones(v.shape, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
     if shown.shape != v.shape:
         raise ValueError(f"La máscara tiene forma {shown.shape} y la matriz {v.shape}; "
