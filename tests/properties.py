@@ -80,7 +80,7 @@ ENGLISH = re.compile(
 #: Words every Spanish message of dldna has one of (or an accented letter).
 SPANISH = re.compile(
     r"(debe|deben|se recibió|se esperaba|no puede|no hay|contiene|fuera|hace falta|no existe|vací[oa]|"
-    r"usa |tiene|necesita|escribe|revisa|ningún|ninguna|[áéíóúñ¿«])", re.IGNORECASE)
+    r"usa |tiene|necesita|escribe|revisa|ningún|ninguna|\bespera|hay que|[áéíóúñ¿«])", re.IGNORECASE)
 
 
 def is_spanish(message: str) -> bool:

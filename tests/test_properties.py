@@ -1673,3 +1673,11 @@ def test_the_list_of_public_names_is_derived_from_the_package():
             "dldna.transformer.Transformer"} <= set(names)
     assert not any(n.rpartition(".")[2].startswith("_") for n in names)
     assert "dldna.checks.broadcasts_to" not in names  # not in checks.__all__
+
+
+def test_is_spanish_knows_the_package_s_own_phrasing():
+    # Two real messages of dldna that the markers missed (the layer "espera", "hay que").
+    assert is_spanish("key termina en 6 rasgos, pero la capa espera d_model=8.")
+    assert is_spanish("Con token_ids hay que indicar pad_id, el entero que marca el relleno.")
+    assert not is_spanish("Expected size for first two dimensions of batch2 tensor to be: [1, 4]")
+    assert not is_spanish("desperate")  # "espera" only as a word of its own
