@@ -525,7 +525,8 @@ SPECS: dict[str, Spec] = {
                                                              bad=(None, 3, "ASSIGN x 1", [1, 2]))}),
     "dldna.tasks.parsing.random_tree": Spec({"rng": Fixed(lambda: random.Random(0), bad=(None, 3)),
                                              "n_ops": Int(0, 6), "leaf_var": PROBABILITY}),
-    "dldna.tasks.base.strip_output": Spec({"ids": Fixed(lambda: [1, 4, 5, 2, 0], bad=("hola", [2.5], None))}),
+    "dldna.tasks.base.strip_output": Spec({"ids": Fixed(lambda: [1, 4, 5, 2, 0], bad=(
+        "hola", [2.5], None, torch.tensor([[1, 4, 2]]), [[1, 4, 2]]))}),
     # --- viz ---------------------------------------------------------------------------
     "dldna.viz.heatmap.tick_labels": Spec({"labels": Fixed(lambda: ["a", "b", "c"], bad=("abc", ["a"], 3)),
                                            "n": Fixed(lambda: 3)}),

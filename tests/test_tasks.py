@@ -106,6 +106,14 @@ def test_strip_output_accepts_both_output_conventions():
     assert strip_output(torch.tensor([5, 6, EOS_ID, 9])) == [5, 6]
 
 
+def test_strip_output_refuses_a_batch():
+    # A (1, L) tensor used to be flattened silently: a batch's rows would run together.
+    with pytest.raises(ValueError, match="una sola secuencia"):
+        strip_output(torch.tensor([[1, 2]]))
+    with pytest.raises(ValueError, match="una sola secuencia"):
+        strip_output(torch.tensor(5))
+
+
 # -- held-out data ------------------------------------------------------------------
 
 

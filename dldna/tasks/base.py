@@ -490,9 +490,18 @@ def _examples(examples) -> list[Example]:
 
 def strip_output(ids: Sequence[int] | Tensor) -> list[int]:
     """Ids of one generated sequence up to (not including) the first EOS,
-    without a leading BOS and without PAD."""
+    without a leading BOS and without PAD.
+
+    One sequence only: a batch ``(B, L)`` is refused rather than read as one
+    long sequence (its rows would run together and stop at the first EOS)."""
     if isinstance(ids, Tensor):
-        ids = ids.detach().cpu().flatten()
+        ids = ids.detach().cpu()
+        if ids.dim() != 1:
+            raise ValueError(
+                f"ids debe ser una sola secuencia generada (un tensor de 1 dimensión); tiene forma "
+                f"{tuple(ids.shape)}. Para un lote, aplica strip_output a cada fila: "
+                "[strip_output(fila) for fila in salida]."
+            )
     out = []
     for i in checks.id_list(ids, "ids (la secuencia generada)"):
         if i == EOS_ID:
