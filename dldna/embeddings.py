@@ -183,6 +183,11 @@ class Vocabulary:
         self.counts = checks.sequence(self.counts, "counts", checks.non_negative_int, minimum=0)
         if len(self.words) != len(self.counts):
             raise ValueError("words y counts deben tener la misma longitud.")
+        # A repeated word would own two rows, and index() would silently pick the last one.
+        repeated = sorted(w for w, n in Counter(self.words).items() if n > 1)
+        if repeated:
+            raise ValueError(f"words no puede repetir palabras (cada una es una fila de la matriz); se "
+                             f"repiten: {', '.join(repeated[:5])}. Suma sus cuentas en una sola entrada.")
         self._index = {w: i for i, w in enumerate(self.words)}
 
     @classmethod
@@ -387,7 +392,9 @@ class WordVectors:
                 exclude: tuple[str, ...] | list[str] = ()) -> list[tuple[str, float]]:
         """The ``k`` words with highest cosine similarity to ``query`` (a word or a vector).
 
-        A word query is excluded from its own neighbours.
+        A word query is excluded from its own neighbours. ``k`` larger than the
+        words left (the vocabulary less the excluded ones) is refused rather
+        than silently answered with fewer.
         """
         k = checks.positive_int(k, "k")
         exclude = _words(exclude)
@@ -404,6 +411,11 @@ class WordVectors:
             self.vocab.index(word)  # unknown words raise a clear error
         sims = self._unit() @ (query / query.norm().clamp_min(1e-12))
         banned = {self.vocab.index(w) for w in exclude}
+        available = len(self.vocab) - len(banned)
+        if k > available:
+            raise ValueError(f"k ({k}) es mayor que las palabras que se pueden dar ({available}: "
+                             f"{len(self.vocab)} del vocabulario menos {len(banned)} excluidas); "
+                             f"usa k ≤ {available}.")
         order = [int(i) for i in torch.argsort(sims, descending=True) if int(i) not in banned]
         return [(self.vocab.words[i], float(sims[i])) for i in order[:k]]
 

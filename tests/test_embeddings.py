@@ -92,6 +92,19 @@ def test_empty_corpus_is_an_error():
         E.Vocabulary.from_sentences([])
 
 
+def test_vocabulary_refuses_repeated_words():
+    # Two rows for "el" were accepted; index() then gave only the last one.
+    with pytest.raises(ValueError, match="repetir palabras.*el"):
+        E.Vocabulary(["el", "el"], [1, 2])
+
+
+def test_nearest_refuses_more_neighbours_than_words_left():
+    vectors = E.WordVectors(E.Vocabulary(["el", "gato"], [2, 1]), torch.ones(2, 4))
+    assert [w for w, _ in vectors.nearest("el", k=1)] == ["gato"]
+    with pytest.raises(ValueError, match=r"k \(5\).*\(1: 2 del vocabulario menos 1 excluidas\)"):
+        vectors.nearest("el", k=5)  # silently returned a single word
+
+
 def test_one_hot_vectors_are_orthonormal_and_select_rows(corpus):
     vocab = E.Vocabulary.from_sentences(corpus)
     words = ["perro", "perra", "pan", "casa"]

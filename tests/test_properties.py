@@ -811,8 +811,11 @@ SPECS: dict[str, Spec] = {
     "dldna.embeddings.Vocabulary": Spec(
         {"sentences": Fixed(lambda: [["el", "gato"], ["el", "perro"]],
                             bad=(None, "el gato", [["el", 3]], [], ["el gato"])),
-         "word": Fixed(lambda: "gato", bad=(None, 3, ["gato"], "dragón"))},
-        call=lambda sentences, word: embeddings.Vocabulary.from_sentences(sentences).index(word)),
+         "word": Fixed(lambda: "gato", bad=(None, 3, ["gato"], "dragón")),
+         # the constructor's own words: a repeated word would own two rows
+         "words": Fixed(lambda: ["el", "gato"], bad=(["el", "el"], "el", [3]))},
+        call=lambda sentences, word, words: (embeddings.Vocabulary(words, [1] * len(words)),
+                                             embeddings.Vocabulary.from_sentences(sentences).index(word))[1]),
     "dldna.embeddings.one_hot": Spec(
         {"words": Fixed(lambda: ["el", "gato"], bad=("gato", None, [], [3], ["dragón"])),
          "vocab": Fixed(lambda: embeddings.Vocabulary.from_sentences([["el", "gato"]]),
@@ -833,11 +836,13 @@ SPECS: dict[str, Spec] = {
          "batch_size": Int(1, 1024), "lr": Num(0, None, open_lo=True, typical=(1e-4, 1.0)),
          "n_sentences": Int(1, 10**4)}),
     "dldna.embeddings.WordVectors": Spec(
-        {"vocab": Fixed(lambda: embeddings.Vocabulary(["el", "gato", "perro"], [3, 2, 1]),
+        {"vocab": Fixed(lambda: embeddings.Vocabulary(["el", "gato", "perro", "come", "pez"],
+                                                      [5, 4, 3, 2, 1]),
                         bad=(None, ["el"])),
-         "vectors": Floats((3, 4), extra_invalid=(torch.ones(2, 4), torch.full((3, 4), math.inf))),
+         "vectors": Floats((5, 4), extra_invalid=(torch.ones(2, 4), torch.full((5, 4), math.inf))),
          "query": Fixed(lambda: "gato", bad=(None, 3, "dragón", torch.ones(5), [math.nan] * 4, ["gato"])),
-         "k": Int(1, 3), "exclude": Fixed(lambda: ("el",), bad=("el", [3], ["dragón"]))},
+         # 5 words less the query and "el": at most 3 neighbours, a larger k is refused
+         "k": Int(1, 3, refuse_above=True), "exclude": Fixed(lambda: ("el",), bad=("el", [3], ["dragón"]))},
         call=lambda vocab, vectors, query, k, exclude: embeddings.WordVectors(vocab, vectors).nearest(
             query, k, exclude)),
     "dldna.embeddings.train_word2vec": Spec(
