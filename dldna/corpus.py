@@ -140,12 +140,30 @@ def split_held_out(train: list[Sentence], candidates: list[Sentence]) -> list[Se
     return [s for s in candidates if s.words not in seen]
 
 
+def _longest_sentence() -> int:
+    """Words in the longest sentence :func:`sentence` can draw: each kind's
+    longest form, plus the longest ending."""
+    ocio = 1 + 3 + 2 + 2 + 3  # person va al place, con person, a ver, article new show
+    dinero = 1 + max(len(a) for a in MONEY_ACTIONS)
+    asiento = 1 + max(len(a) for a in SEAT_ACTIONS) + 1
+    comida = 3 + max(len(p) for p in EAT_PLACES)
+    return max(ocio, dinero, asiento, comida) + max(len(e) for e in ENDINGS)
+
+
 def with_word_at(sentences: list[Sentence], word: str, index: int) -> list[Sentence]:
     """The sentences whose word number ``index`` (from 0) is ``word``: to compare
-    a word in two contexts at the same position (a control for position)."""
+    a word in two contexts at the same position (a control for position).
+
+    An ``index`` beyond the longest sentence (of the grammar, or of
+    ``sentences`` if one is longer) is refused: no sentence could match it.
+    A reachable position where ``word`` happens not to be gives ``[]``."""
     sentences = _sentences(sentences, "sentences")
     word = checks.text(word, "word")
     index = checks.non_negative_int(index, "index (posición de la palabra, desde 0)")
+    longest = max([_longest_sentence(), *(len(s.words) for s in sentences)])
+    if index >= longest:
+        raise ValueError(f"index ({index}) está más allá de la frase más larga posible ({longest} "
+                         f"palabras): la última posición es {longest - 1} (se cuenta desde 0).")
     return [s for s in sentences if len(s.words) > index and s.words[index] == word]
 
 

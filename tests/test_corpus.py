@@ -60,6 +60,19 @@ def test_with_word_at_selects_by_position():
     assert len(picked) < len(sentences)
 
 
+def test_with_word_at_refuses_a_position_beyond_the_longest_sentence():
+    # The grammar's longest sentence has 14 words (checked against 20 000 draws below);
+    # index 99 silently returned [].
+    assert max(len(s.words) for s in corpus.generate(20000, seed=0)) == 14
+    assert corpus.with_word_at(corpus.generate(3), "banco", 13) == []  # reachable, just not there
+    with pytest.raises(ValueError, match="la última posición es 13"):
+        corpus.with_word_at(corpus.generate(3), "banco", 99)
+    with pytest.raises(ValueError, match="la última posición es 13"):
+        corpus.with_word_at(corpus.generate(3), "banco", 14)
+    longer = corpus.Sentence(tuple("abcdefghijklmnopqrst"), "ocio")  # a reader's own longer sentence
+    assert corpus.with_word_at([longer], "t", 19) == [longer]
+
+
 def test_tokenizer_covers_the_grammar_with_mask_first():
     tok = corpus.tokenizer()
     assert tok.itos[3] == corpus.MASK
