@@ -81,6 +81,10 @@ def online_attention(query: Tensor, key: Tensor, value: Tensor, tile: int, *,
     trace = checks.boolean(trace, "trace")
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else checks.positive_number(scale, "scale")
     q_len, k_len = query.shape[-2], key.shape[-2]
+    if causal and k_len < q_len:
+        # The first q_len - k_len queries would see no key (zeros); masking.causal_mask refuses it too.
+        raise ValueError(f"Con causal=True no puede haber más consultas ({q_len}) que claves ({k_len}): "
+                         "las primeras consultas no verían ninguna clave.")
     batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     m = torch.full((*batch, q_len, 1), -math.inf, dtype=query.dtype, device=query.device)
     l_sum = torch.zeros_like(m)

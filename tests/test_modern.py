@@ -148,6 +148,14 @@ def test_online_attention_equals_full_softmax(tile, causal):
     assert result.peak_weight_bytes == 2 * 3 * online_softmax.weight_bytes(20, 20, tile)
 
 
+def test_online_attention_refuses_causal_with_more_queries_than_keys():
+    # The first two queries saw no key and came out as rows of zeros, silently.
+    q, k, v = torch.randn(1, 4, 2), torch.randn(1, 2, 2), torch.randn(1, 2, 2)
+    with pytest.raises(ValueError, match=r"más consultas \(4\) que claves \(2\)"):
+        online_softmax.online_attention(q, k, v, 2, causal=True)
+    assert online_softmax.online_attention(q, k, v, 2).output.shape == (1, 4, 2)  # not causal: fine
+
+
 def test_online_trace_ends_at_the_answer():
     q, k, v = torch.randn(1, 4), torch.randn(10, 4), torch.randn(10, 2)
     result = online_softmax.online_attention(q, k, v, 4, trace=True)

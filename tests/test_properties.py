@@ -92,6 +92,16 @@ from dldna.widgets.rope_scaling import RopeScalingExplorer  # noqa: E402
 # ---------------------------------------------------------------------------
 
 
+def _online_attention(causal_keys, **kw):
+    """The call, then a causal one of 3 queries on ``causal_keys`` keys: fewer
+    keys than queries leaves the first queries without any key (refused)."""
+    out = online_softmax.online_attention(**kw).output
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, n, d, generator=g) for n, d in ((3, 4), (causal_keys, 4), (causal_keys, 2)))
+    online_softmax.online_attention(q, k, v, 2, causal=True)
+    return out
+
+
 @functools.cache
 def _model() -> transformer.Transformer:
     torch.manual_seed(0)
@@ -614,7 +624,7 @@ SPECS: dict[str, Spec] = {
         slow=True),
     "dldna.online_softmax.online_attention": Spec(
         {"query": Floats((1, 3, 4)), "key": Floats((1, 6, 4)), "value": Floats((1, 6, 2)), "tile": Int(1, 6),
-         "causal": Bool()}, call=lambda **kw: online_softmax.online_attention(**kw).output),
+         "causal": Bool(), "causal_keys": Fixed(lambda: 3, bad=(2, 1))}, call=_online_attention),
     "dldna.online_softmax.weight_bytes": Spec({"q_len": Int(1, 64), "k_len": Int(1, 64), "tile": Int(1, 8)}),
     "dldna.subwords.word_counts": Spec({"texts": Fixed(lambda: ["el gato come", "el perro"],
                                                       bad=(None, 3, [3]))}),
