@@ -101,6 +101,10 @@ GOOD = [
     ("positional: two positions", lambda: widgets.positional_explorer(n_positions=2)),
     ("rope_scaling: a factor outside the default list (it is added), RoPE's smallest NTK head",
      lambda: widgets.rope_scaling_explorer("ntk", 3, 4)),
+    ("rope_scaling: a head width outside d_ks (it is added)", lambda: widgets.rope_scaling_explorer(d_k=6)),
+    ("scaling: a d_k outside d_ks (it is added)", lambda: widgets.scaling_explorer(d_k=3, d_ks=(4, 16))),
+    ("online softmax: a tile outside tiles (it is added)",
+     lambda: widgets.online_softmax_explorer(tile=5, tiles=(2, 4))),
     ("attention: no temperature list (the initial one is added)",
      lambda: widgets.attention_explorer(SENTENCE, VECTORS, temperatures=[])),
     ("model: the last query, a NumPy integer, and a caption with «$» and «<»",
@@ -116,6 +120,17 @@ def test_valid_settings_are_accepted(what, build):
     assert explorer.error is None, explorer.error
     explorer.widget  # noqa: B018 - the live view draws the picture
     assert explorer.draw_count == 1 and explorer.message.value == ""
+
+
+def test_a_starting_value_outside_the_list_is_added_to_the_control():
+    # Documented in each explorer: the initial value joins the slider's options (it is shown,
+    # and can be chosen again), so it is not a value the control cannot reach.
+    assert widgets.scaling_explorer(d_k=3, d_ks=(4, 16)).d_ks == [3, 4, 16]
+    assert widgets.online_softmax_explorer(tile=5, tiles=(2, 4)).tiles == [2, 4, 5]
+    rope = widgets.rope_scaling_explorer(scaling="ntk", factor=3, d_k=6, factors=(1, 2, 4))
+    assert rope.factors == [1, 2, 3, 4] and rope.d_ks == [6, 16, 64]
+    rope.widget  # noqa: B018 - builds the live controls
+    assert rope.controls["factor"].value == 3 and rope.controls["d_k"].value == 6
 
 
 def test_mask_explorer_offers_only_paddings_that_fit_the_length():

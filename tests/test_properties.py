@@ -575,7 +575,9 @@ SPECS: dict[str, Spec] = {
          "base": Num(1, None, open_lo=True, typical=(2.0, 1e5)),
          "pairs": Fixed(lambda: None, bad=("01", [1.5], [99], [], ["0"])),
          "cursor": Int(0, 11, refuse_above=True), "n_positions": Int(12, 24),
-         "kinds": Fixed(lambda: ("sinusoidal",), bad=(None, "sinusoidal", ["nada"], [])), "title": Text()},
+         "kinds": Fixed(lambda: ("sinusoidal",), bad=(None, "sinusoidal", ["nada"], [],
+                                                     ("sinusoidal", "sinusoidal"), ["sinusoidal", {"a": 1}])),
+         "title": Text()},
         explorer=True, slow=True),
     "dldna.widgets.scaling.scaling_explorer": Spec(
         {"d_k": Choice((4, 16)), "d_ks": Fixed(lambda: (4, 16), bad=(None, ["x"], [0], "4")),

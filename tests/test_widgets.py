@@ -266,6 +266,10 @@ def test_live_bad_value_shows_message_then_recovers():
         (lambda: widgets.positional_explorer(pairs=[8]), "no existe"),
         (lambda: widgets.positional_explorer(cursor=99), "cursor"),
         (lambda: widgets.positional_explorer(kinds=("nada",)), "desconocido"),
+        # a repeated kind was dropped silently; a dict reached a cache as Python's «unhashable type»
+        (lambda: widgets.positional_explorer(kinds=("sinusoidal", "sinusoidal")),
+         "kinds repite 'sinusoidal'"),
+        (lambda: widgets.positional_explorer(kinds=("sinusoidal", {"a": 1})), "Cada tipo de kinds"),
         (lambda: widgets.scaling_explorer(d_k=0), "d_k"),
         (lambda: widgets.scaling_explorer(seed=-1), "semilla"),
     ],

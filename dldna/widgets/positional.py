@@ -74,7 +74,13 @@ class PositionalExplorer(core.Explorer):
         base = checks.real(base, "base")
         if isinstance(kinds, str) or not isinstance(kinds, (list, tuple)) or not kinds:
             raise ValueError("kinds debe ser una lista no vacía de tipos, p. ej. ('sinusoidal',).")
-        self.kinds = list(dict.fromkeys(kinds))
+        # A repeated kind is most likely a slip for another one: say so rather than drop it silently.
+        kinds = [checks.text(k, "Cada tipo de kinds") for k in kinds]  # a dict or None: not a kind
+        repeated = [k for i, k in enumerate(kinds) if k in kinds[:i]]
+        if repeated:
+            raise ValueError(f"kinds repite {repeated[0]!r}: cada tipo va una sola vez (¿querías otro? "
+                             f"tipos: {', '.join(map(repr, vp.KINDS))}).")
+        self.kinds = list(kinds)
         self.n_positions = checks.positive_int(n_positions, "n_positions")
         # Validate the initial values (Spanish messages from dldna.positional).
         self._cache: dict = {}
@@ -233,7 +239,7 @@ def positional_explorer(
         pairs: dimension pairs whose waves are drawn (default: 0, 1, 2).
         cursor: the position compared with every other one.
         n_positions: how many positions (rows of the heatmap).
-        kinds: registered kinds (:data:`dldna.viz.positional.KINDS`).
+        kinds: registered kinds (:data:`dldna.viz.positional.KINDS`), each once.
         d_models, bases: the values offered by the static view.
 
     Bad input (odd ``d_model``, ``base`` ≤ 1, a pair out of range...) gives

@@ -189,7 +189,7 @@ def rope_scaling_explorer(
     (the first shown; the control offers the three); ``factor``: how many
     times ``length`` the context grows (``factors`` are the values of the
     slider, ``factor`` is added if missing); ``d_k``: the head's width
-    (``d_ks`` are offered); ``base``: RoPE's base. Bad input gives an explorer
+    (``d_ks`` are offered, ``d_k`` is added if missing); ``base``: RoPE's base. Bad input gives an explorer
     that shows the Spanish message.
     """
     return core.build_or_error(title, lambda: RopeScalingExplorer(
