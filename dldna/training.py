@@ -186,6 +186,10 @@ class LabelSmoothingLoss(nn.Module):
     Shapes: logits ``(..., V)``, target ``(...)`` → a scalar (``reduction="mean"``,
     over the positions whose target is not ``ignore_index``), or the loss of
     every position (``reduction="none"``, 0 where ignored).
+
+    When every target is ``ignore_index`` the mean is 0, by choice: there is
+    nothing to learn from such a batch, and a training loop should not see a
+    NaN (``nn.CrossEntropyLoss`` gives NaN there: 0 / 0).
     """
 
     def __init__(self, smoothing: float = 0.1, ignore_index: int | None = None,
@@ -380,7 +384,10 @@ def train_steps(
 def layer_gradient_norms(layers: Sequence[nn.Module]) -> list[float]:
     """Global norm of the gradients of each module's parameters (after a backward pass).
 
-    Parameters without a gradient count as zero.
+    Parameters without a gradient count as zero, and a module without
+    trainable parameters gives 0. A module whose trainable parameters have no
+    gradient at all is refused: before ``backward()`` its norm is not 0 but
+    not measured yet.
     """
     if isinstance(layers, nn.Module) and not isinstance(layers, (nn.ModuleList, nn.Sequential)):
         layers = [layers]
@@ -389,8 +396,11 @@ def layer_gradient_norms(layers: Sequence[nn.Module]) -> list[float]:
                         f"se recibió {type(layers).__name__}.")
     layers = [checks.module(layer, "Cada capa de layers") for layer in layers]
     norms = []
-    for layer in layers:
+    for k, layer in enumerate(layers):
         grads = [p.grad.detach().flatten() for p in layer.parameters() if p.grad is not None]
+        if not grads and any(p.requires_grad for p in layer.parameters()):
+            raise ValueError(f"La capa {k} de layers aún no tiene gradientes: llama antes a "
+                             "pérdida.backward() (o la capa no intervino en la pérdida).")
         norms.append(float(torch.cat(grads).norm()) if grads else 0.0)
     return norms
 

@@ -675,7 +675,9 @@ SPECS: dict[str, Spec] = {
          "on_step": Fixed(lambda: None, bad=("x", 3)), "read_every": Int(1, 5)},
         call=lambda model, optimizer, **kw: _train_steps(model, optimizer, **kw)),
     "dldna.training.layer_gradient_norms": Spec(
-        {"layers": Fixed(_layers_with_grads, bad=(None, 3, "capa", [None], [torch.ones(2)]))}),
+        {"layers": Fixed(_layers_with_grads, bad=(None, 3, "capa", [None], [torch.ones(2)],
+                                                  # before any backward(): nothing measured yet
+                                                  torch.nn.ModuleList([torch.nn.Linear(2, 2)])))}),
     "dldna.training.noam_scheduler": Spec(
         {"optimizer": Fixed(lambda: torch.optim.Adam(_linear().parameters(), lr=1.0), bad=(None, "adam", 3)),
          "d_model": Int(1, 512), "warmup": Int(1, 4000),

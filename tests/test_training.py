@@ -118,11 +118,23 @@ def test_train_steps_batches_history_and_errors():
 
 def test_layer_gradient_norms():
     layers = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])
-    assert layer_gradient_norms(layers) == [0.0, 0.0]
+    # Before backward() there is no gradient to measure: it used to report 0.0, as if measured.
+    with pytest.raises(ValueError, match=r"capa 0 .*aún no tiene gradientes.*backward\(\)"):
+        layer_gradient_norms(layers)
     layers[1](layers[0](torch.ones(1, 2))).sum().backward()
     norms = layer_gradient_norms(layers)
     expected = torch.cat([p.grad.flatten() for p in layers[0].parameters()]).norm().item()
     assert norms[0] == pytest.approx(expected)
+    # A module without trainable parameters measures 0, as documented (frozen, or none at all).
+    frozen = nn.Linear(2, 2).requires_grad_(False)
+    assert layer_gradient_norms([nn.ReLU(), frozen]) == [0.0, 0.0]
+
+
+def test_label_smoothing_with_every_target_ignored_is_zero_not_nan():
+    # The documented choice: PyTorch's CrossEntropyLoss gives NaN (0 / 0) here.
+    logits, target = torch.randn(2, 3, 5), torch.zeros(2, 3, dtype=torch.long)
+    assert LabelSmoothingLoss(0.1, ignore_index=0)(logits, target).item() == 0.0
+    assert nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, 5), target.reshape(-1)).isnan()
 
 
 def test_figures_are_returned_without_pyplot():
