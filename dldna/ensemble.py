@@ -50,6 +50,8 @@ from dldna.training import (
     History,
     Recipe,
     _batches,
+    _check_recipe,
+    _evaluate,
     _progress,
     _to_device,
 )
@@ -160,6 +162,18 @@ def _clip_per_member(grads: list[Tensor], max_norm: float) -> None:
         g.mul_(coef.view(-1, *([1] * (g.dim() - 1))))
 
 
+def _members(models, seeds) -> tuple[list[nn.Module], list[int]]:
+    """``models`` (a list of one architecture) and ``seeds`` (one non-negative int per model)."""
+    if isinstance(models, nn.Module) or not isinstance(models, Sequence) or not models:
+        raise TypeError("models debe ser una lista no vacía de modelos de PyTorch (uno por semilla); "
+                        f"se recibió {type(models).__name__}.")
+    models = [checks.module(m, f"models[{i}]") for i, m in enumerate(models)]
+    _same_architecture(models)
+    seeds = _per_member(seeds, len(models), "seeds (semillas)",
+                        lambda s: checks.non_negative_int(s, "cada semilla"))
+    return models, seeds
+
+
 def _per_member(value, n: int, name: str, check: Callable) -> list:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{name} debe ser una lista con un elemento por modelo ({n}); se recibió "
@@ -190,17 +204,11 @@ def fit(models: Sequence[nn.Module], batches: Sequence, loss_fn: Callable[[nn.Mo
     Returns one :class:`~dldna.training.FitResult` per member, in order. Its
     ``wall_s`` is the time of the whole ensemble, which ``together`` counts.
     """
-    if isinstance(models, nn.Module) or not isinstance(models, Sequence) or not models:
-        raise TypeError("models debe ser una lista no vacía de modelos de PyTorch (uno por semilla); "
-                        f"se recibió {type(models).__name__}.")
-    models = [checks.module(m, f"models[{i}]") for i, m in enumerate(models)]
+    models, seeds = _members(models, seeds)
     n = len(models)
-    _same_architecture(models)
-    seeds = _per_member(seeds, n, "seeds (semillas)", lambda s: checks.non_negative_int(s, "cada semilla"))
     gets = _per_member(batches, n, "batches", _batches)
     checks.function(loss_fn, "loss_fn", "una función (modelo, lote) → pérdida")
-    if not isinstance(recipe, Recipe):
-        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
+    _check_recipe(recipe)
     if evaluate is None or callable(evaluate):
         evaluates = [evaluate] * n
     else:
@@ -288,11 +296,7 @@ def fit(models: Sequence[nn.Module], batches: Sequence, loss_fn: Callable[[nn.Mo
                 for i, (m, ev) in enumerate(zip(models, evaluates, strict=True)):
                     if ev is None:
                         continue
-                    m.eval()
-                    with torch.no_grad():
-                        value = ev(m)
-                    m.train()
-                    evals[i].append((done, checks.probability(value, "El valor que devuelve evaluate")))
+                    evals[i].append((done, _evaluate(m, ev)))
                     eval_s[i].append(time.perf_counter() - start)
     finally:
         if bar is not None:

@@ -49,7 +49,7 @@ from torch import Tensor, nn
 from dldna import checks, corpus, masking, runtime
 from dldna.llama import LlamaLM
 from dldna.tasks.base import BOS_ID, PAD_ID, BenchResult, Tokenizer, pad_batch
-from dldna.training import FitResult, Recipe, fit
+from dldna.training import FitResult, Recipe, _check_recipe, fit
 from dldna.transformer import Encoder, InputEmbedding
 
 __all__ = [
@@ -163,7 +163,7 @@ class SequenceClassifier(nn.Module):
             return self.classify(hidden[:, 0])
         last = (ids != PAD_ID).sum(1) - 1
         # A row of padding only has no last token: index -1 would silently read the last column.
-        if ids.device.type == "cpu" and bool((last < 0).any()):
+        if checks.reads_values(last) and bool((last < 0).any()):
             raise ValueError("Con pooling='last' cada frase necesita al menos un tóken que no sea "
                              "relleno (PAD); ids tiene una fila solo de relleno.")
         return self.classify(hidden[torch.arange(len(ids), device=ids.device), last])
@@ -183,11 +183,11 @@ def encode_sentences(tok: Tokenizer, sentences: Sequence) -> Tensor:
                         f".words); se recibió {checks._shown(sentences)}. Para una sola frase: [frase].")
     if not len(sentences):
         raise ValueError("Hace falta al menos una frase.")
-    encoded = [tok.encode(getattr(s, "words", s)) for s in sentences]
-    for i, words in enumerate(encoded):
-        if not words:
+    encoded = [tok.encode(getattr(s, "words", s), bos=True, eos=True) for s in sentences]
+    for i, ids in enumerate(encoded):
+        if len(ids) == 2:  # BOS and EOS only
             raise ValueError(f"La frase {i} no tiene palabras: {sentences[i]!r}.")
-    return pad_batch([tok.encode(getattr(s, "words", s), bos=True, eos=True) for s in sentences])
+    return pad_batch(encoded)
 
 
 def _tokenizer(tok) -> Tokenizer:
@@ -202,9 +202,9 @@ def _sentence_ids(ids, vocab: int | None = None) -> Tensor:
     ids = checks.ids(ids, "ids", vocab_size=vocab, ndim=2)
     if not len(ids) or not ids.shape[1]:
         raise ValueError(f"ids no tiene frases: tiene forma {tuple(ids.shape)}.")
-    if vocab is None and ids.device.type == "cpu" and int(ids.min()) < 0:
+    if vocab is None and checks.reads_values(ids) and int(ids.min()) < 0:
         raise ValueError(f"ids contiene el id {int(ids.min())}: los ids de tókenes empiezan en 0.")
-    if ids.device.type == "cpu" and not bool((ids != PAD_ID).any(1).all()):
+    if checks.reads_values(ids) and not bool((ids != PAD_ID).any(1).all()):
         raise ValueError("Cada frase de ids necesita al menos un tóken que no sea relleno (PAD); "
                          "hay una fila solo de relleno.")
     return ids
@@ -387,22 +387,27 @@ def span_restore(inputs: Sequence[str], targets: Sequence[str]) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
-def _sequences(model, ids) -> Tensor:
-    """``ids`` as a ``(batch, seq ≥ 2)`` tensor of ids of ``model``'s vocabulary, after checking both."""
-    checks.module(model, "model")
-    ids = checks.ids(ids, "ids", vocab_size=getattr(model, "vocab", None), ndim=2)
-    if ids.shape[1] < 2:
-        raise ValueError(f"Cada secuencia necesita al menos 2 tókenes (uno que leer y el siguiente que "
-                         f"predecir); ids tiene forma {tuple(ids.shape)}.")
-    if ids.device.type == "cpu" and not bool((ids[:, 1:] != PAD_ID).any()):
-        # Every target would be ignored: the mean over no token is NaN.
+def _next_token_ids(ids, vocab: int | None, *, predict: bool = True) -> Tensor:
+    """``ids`` ``(batch ≥ 1, seq ≥ 2)`` of ``vocab``: tokens to read and the next ones to predict;
+    with ``predict``, at least one of those is not PAD (a mean over no token is NaN)."""
+    ids = checks.ids(ids, "ids", vocab_size=vocab, ndim=2)
+    if ids.shape[1] < 2 or not len(ids):
+        raise ValueError(f"ids necesita al menos una secuencia de 2 tókenes (uno que leer y el siguiente "
+                         f"que predecir); tiene forma {tuple(ids.shape)}.")
+    if predict and checks.reads_values(ids) and not bool((ids[:, 1:] != PAD_ID).any()):
         raise ValueError("ids no tiene ningún tóken que predecir: después del primero todo es relleno (PAD).")
     return ids
 
 
+def _model_ids(model, ids) -> Tensor:
+    """``model`` checked, and ``ids`` of its vocabulary with something to predict."""
+    checks.module(model, "model")
+    return _next_token_ids(ids, getattr(model, "vocab", None))
+
+
 def causal_lm_loss(model: nn.Module, ids: Tensor) -> Tensor:
     """Mean cross-entropy of predicting ``ids[:, 1:]`` from ``ids[:, :-1]`` (PAD ignored)."""
-    ids = _sequences(model, ids)
+    ids = _model_ids(model, ids)
     logits = model(ids[:, :-1])
     return F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten(), ignore_index=PAD_ID)
 
@@ -410,7 +415,7 @@ def causal_lm_loss(model: nn.Module, ids: Tensor) -> Tensor:
 def _labels(labels, logits: Tensor, ignore: int | None = None) -> Tensor:
     """``labels`` as a long tensor on ``logits``' device, each a class of ``logits`` (or ``ignore``)."""
     labels = checks.as_tensor(labels, "labels")
-    kept = labels if ignore is None or labels.device.type != "cpu" else labels[labels != ignore]
+    kept = labels[labels != ignore] if ignore is not None and checks.reads_values(labels) else labels
     checks.ids(kept, "labels", vocab_size=logits.shape[-1])
     return checks.ids(labels, "labels", like=logits)
 
@@ -432,7 +437,7 @@ def masked_lm_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tensor:
     if labels.shape != logits.shape[:-1]:
         raise ValueError(f"labels debe tener la forma de inputs {tuple(logits.shape[:-1])}; "
                          f"tiene {tuple(labels.shape)}.")
-    if labels.device.type == "cpu" and not bool((labels != IGNORE).any()):
+    if checks.reads_values(labels) and not bool((labels != IGNORE).any()):
         raise ValueError(f"Ninguna posición de labels está elegida (todas valen {IGNORE}): la pérdida "
                          "no tendría con qué promediar.")
     return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
@@ -486,8 +491,7 @@ def pretrain(ids: Tensor, vocab: int, *, causal: bool, mask_id: int | None = Non
         raise TypeError(f"causal debe ser True o False; se recibió {causal!r}.")
     vocab = checks.positive_int(vocab, "vocab", minimum=4)
     ids = _sentence_ids(ids, vocab)
-    if not isinstance(recipe, Recipe):
-        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {checks._shown(recipe)}.")
+    _check_recipe(recipe)
     if desc is not None:
         checks.text(desc, "desc")
     if causal:
@@ -535,7 +539,7 @@ def _target_log_probs(log_probs: Tensor, ids: Tensor) -> Tensor:
 def perplexity(model: nn.Module, ids: Tensor) -> float:
     """``exp`` of the mean negative log-likelihood of every next token of
     ``ids`` (after BOS, EOS included, PAD excluded) under a causal model."""
-    ids = _sequences(model, ids)
+    ids = _model_ids(model, ids)
     was_training = model.training
     model.eval()
     try:
@@ -545,15 +549,6 @@ def perplexity(model: nn.Module, ids: Tensor) -> float:
     finally:
         model.train(was_training)
     return math.exp(-float(_target_log_probs(log_probs, ids).mean()))
-
-
-def _pair_ids(ids, vocab: int) -> Tensor:
-    """``ids`` ``(batch, seq ≥ 2)`` of ``vocab`` (a bigram needs a token and the next)."""
-    ids = checks.ids(ids, "ids", vocab_size=vocab, ndim=2)
-    if ids.shape[1] < 2 or not len(ids):
-        raise ValueError(f"ids necesita al menos una frase de 2 tókenes (uno y el siguiente); "
-                         f"tiene forma {tuple(ids.shape)}.")
-    return ids
 
 
 class BigramModel:
@@ -569,7 +564,7 @@ class BigramModel:
         checks.positive_number(alpha, "alpha")
         # PAD and BOS never follow: at least one other token must.
         self.vocab = vocab = checks.positive_int(vocab, "vocab", minimum=3)
-        ids = _pair_ids(ids, vocab).cpu()
+        ids = _next_token_ids(ids, vocab, predict=False).cpu()
         counts = torch.zeros(vocab, vocab, dtype=torch.float64)
         prev, nxt = ids[:, :-1].flatten(), ids[:, 1:].flatten()
         real = nxt != PAD_ID
@@ -586,9 +581,7 @@ class BigramModel:
 
     def perplexity(self, ids: Tensor) -> float:
         """Like :func:`perplexity`, for the bigram model."""
-        ids = _pair_ids(ids, self.vocab).cpu()
-        if not bool((ids[:, 1:] != PAD_ID).any()):
-            raise ValueError("ids no tiene ningún tóken que predecir (después del primero todo es relleno).")
+        ids = _next_token_ids(ids, self.vocab).cpu()
         return math.exp(-float(_target_log_probs(self.log_probs(ids[:, :-1]), ids).mean()))
 
 
@@ -632,7 +625,7 @@ def prompt_step(model: LanguageModel, prompt: Tensor) -> Callable[[Tensor, Tenso
 
     def step(prefix: Tensor, rows: Tensor) -> Tensor:
         # A decoder run with a batch larger than the prompt's asks for rows that do not exist.
-        if rows.device.type == "cpu" and rows.numel() and int(rows.max()) >= len(prompt):
+        if checks.reads_values(rows) and int(rows.max()) >= len(prompt):
             raise ValueError(f"El decodificador pide la fila {int(rows.max())} del prompt, que solo tiene "
                              f"{len(prompt)}: usa un lote de {len(prompt)} al decodificar.")
         return model(torch.cat([prompt[rows], prefix[:, 1:]], dim=1))[:, -1]

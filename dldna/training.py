@@ -554,6 +554,24 @@ class FitResult:
         return "\n".join(lines)
 
 
+def _check_recipe(recipe, *, optional: bool = False) -> Recipe | None:
+    """``recipe`` if it is a :class:`Recipe` (or ``None`` when ``optional``)."""
+    if not isinstance(recipe, Recipe) and not (optional and recipe is None):
+        also = " (o None)" if optional else ""
+        raise TypeError(f"recipe debe ser un dldna.training.Recipe{also}; "
+                        f"se recibió {type(recipe).__name__}.")
+    return recipe
+
+
+def _evaluate(model: nn.Module, evaluate: Callable[[nn.Module], float]) -> float:
+    """``evaluate(model)`` in eval mode and without gradients, checked to lie in [0, 1]."""
+    model.eval()
+    with torch.no_grad():
+        value = evaluate(model)
+    model.train()
+    return checks.probability(value, "El valor que devuelve evaluate")
+
+
 def _progress(total: int, desc: str, enabled: bool):
     """A text progress bar on stdout (``tqdm.std``, not the widget bar): in a
     stored notebook it leaves plain text, which the tests' sanitiser replaces.
@@ -641,8 +659,7 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
         raise TypeError(f"loss_fn debe ser una función (modelo, lote) → pérdida; se recibió {loss_fn!r}.")
     if evaluate is not None and not callable(evaluate):
         raise TypeError(f"evaluate debe ser una función modelo → número; se recibió {evaluate!r}.")
-    if not isinstance(recipe, Recipe):
-        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
+    _check_recipe(recipe)
     keep = sorted({checks.positive_int(k, "cada paso de snapshots") for k in snapshots})
     if keep and keep[-1] > recipe.steps:
         raise ValueError(f"snapshots pide el paso {keep[-1]}, pero la receta tiene {recipe.steps} pasos.")
@@ -666,12 +683,7 @@ def fit(model: nn.Module, batches, loss_fn: Callable[[nn.Module, object], Tensor
         if done in keep:
             kept[done] = {k: v.detach().clone() for k, v in model.state_dict().items()}
         if evaluate is not None and recipe.eval_every and done % recipe.eval_every == 0:
-            model.eval()
-            with torch.no_grad():
-                value = evaluate(model)
-            model.train()
-            value = checks.probability(value, "El valor que devuelve evaluate")
-            evals.append((done, value))
+            evals.append((done, _evaluate(model, evaluate)))
             eval_s.append(time.perf_counter() - start)
 
     start = time.perf_counter()

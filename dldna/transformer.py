@@ -28,6 +28,7 @@ key is masked gets zero weights (see :func:`dldna.attention.softmax`).
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, fields
 
@@ -808,8 +809,6 @@ def trace_shapes(model: nn.Module, *inputs, max_depth: int = 3,
     Returns ``[(stage, [shape, …]), …]`` and, with ``show``, prints it as a table.
     Works on any module (an :class:`Encoder` on float vectors, a ViT…).
     """
-    import inspect  # here, not at the top: only this helper reads signatures
-
     checks.module(model, "model")
     _check_int(max_depth, "max_depth")
     show = checks.boolean(show, "show")

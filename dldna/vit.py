@@ -40,7 +40,7 @@ from torch.nn import functional as F
 
 from dldna import checks, runtime
 from dldna.tasks.base import BenchResult
-from dldna.training import FitResult, LabelSmoothingLoss, Recipe
+from dldna.training import FitResult, LabelSmoothingLoss, Recipe, _check_recipe
 from dldna.training import fit as train
 from dldna.transformer import ACTIVATIONS, Encoder, PositionalEncoding
 
@@ -548,8 +548,7 @@ def fit(model: nn.Module, data: DigitsSplit, recipe: Recipe = RECIPE, *, seed: i
         raise TypeError(
             f"data debe ser un DigitsSplit (load_digits_split); se recibió {type(data).__name__}."
         )
-    if not isinstance(recipe, Recipe):
-        raise TypeError(f"recipe debe ser un dldna.training.Recipe; se recibió {type(recipe).__name__}.")
+    _check_recipe(recipe)
     dev = checks.device(device)
     seed = _check_int(seed, "seed (semilla)", minimum=0)
     x, y = data.x_train.to(dev), data.y_train.to(dev)
@@ -610,7 +609,7 @@ def _check_maps(maps: Sequence[Tensor]) -> list[Tensor]:
             raise ValueError(
                 f"El mapa de la capa {k} debe tener forma (batch, cabezas, n, n); se recibió {got}."
             )
-        if a.device.type == "cpu":
+        if checks.reads_values(a.detach()):
             a = checks.features(a.detach(), f"El mapa de la capa {k}", finite=True)
             if a.numel() and bool((a < 0).any()):
                 raise ValueError(f"El mapa de la capa {k} tiene pesos negativos; los pesos de atención "
@@ -677,7 +676,7 @@ def attention_rollout(maps: Sequence[Tensor], residual: bool = True, head_fusion
         if residual:
             eye = torch.eye(fused.shape[-1], device=fused.device)
             fused = 0.5 * fused + 0.5 * eye
-        elif fused.device.type == "cpu" and bool((fused.sum(dim=-1) <= 0).any()):
+        elif checks.reads_values(fused.detach()) and bool((fused.sum(dim=-1) <= 0).any()):
             raise ValueError(
                 "Sin la conexión residual, una fila de pesos que suma 0 no se puede normalizar "
                 "(el flujo se perdería): usa residual=True o mapas cuyas filas sumen más de 0."

@@ -61,7 +61,7 @@ def test_a_member_learns_what_its_seed_learns_alone(trained):
 def test_members_differ_from_each_other(trained):
     """Each member is its own run: different seeds give different weights (not one model three times)."""
     *_, together, runs = trained
-    w = [m.generator.weight if hasattr(m, "generator") else next(m.parameters()) for m in together]
+    w = [m.generator.weight for m in together]
     assert not torch.equal(w[0], w[1]) and not torch.equal(w[1], w[2])
     assert len({r.history.final for r in runs}) == 3
 
@@ -117,7 +117,7 @@ def test_bad_calls_are_refused_in_spanish():
     other = Transformer(small(task, d_model=16))
     with pytest.raises(ValueError, match="misma arquitectura"):
         train_together([two[0], other], task, recipe, seeds=(0, 1))
-    with pytest.raises(ValueError, match="una semilla por modelo"):
+    with pytest.raises(ValueError, match="3 elementos, pero hay 2 modelos"):
         train_together(two, task, recipe, seeds=(0, 1, 2))
     with pytest.raises(TypeError, match="lista"):
         train_together(two[0], task, recipe, seeds=(0,))

@@ -1592,6 +1592,11 @@ SPECS.update({
          "evaluate": Fixed(lambda: None, bad=("exactitud", 3, [None], lambda m: "x", lambda m: math.nan)),
          "progress": Fixed(lambda: False, bad=("no", 0, None))},
         call=lambda **kw: ensemble.fit(**kw, device="cpu"), slow=True),
+    "dldna.tasks.base.benchmark_seeds": Spec(
+        {"new_task": Fixed(lambda: lambda: addition.AdditionTask(1), bad=(None, "suma", 3)),
+         "setup": Fixed(lambda: addition.setup, bad=(None, "setup", 3, lambda task: None)),
+         "quick": Fixed(lambda: True, bad=("no", 1)), "device": Fixed(lambda: "cpu", bad=(3, "gpu"))},
+        run_valid=False),
     "dldna.tasks.base.train_together": Spec(
         {"models": Fixed(lambda: [_sum_model(), _sum_model()], bad=(None, "modelos", 3, [None])),
          "task": Fixed(lambda: addition.AdditionTask(1), bad=NOT_A_TASK),

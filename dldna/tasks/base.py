@@ -55,7 +55,7 @@ from torch import Tensor, nn
 
 from dldna import checks, ensemble, runtime
 from dldna.decoding import greedy_decode
-from dldna.training import FitResult, Recipe, fit, seq2seq_loss
+from dldna.training import FitResult, Recipe, _check_recipe, fit, seq2seq_loss
 from dldna.transformer import Transformer, TransformerConfig
 
 __all__ = [
@@ -79,6 +79,8 @@ __all__ = [
     "train_together",
     "BenchResult",
     "benchmark_task",
+    "benchmark_seeds",
+    "BENCH_SEEDS",
 ]
 
 PAD_ID = 0
@@ -467,14 +469,6 @@ def _task(task) -> Task:
     return task
 
 
-def _recipe(recipe, *, optional: bool = False) -> Recipe | None:
-    if not isinstance(recipe, Recipe) and not (optional and recipe is None):
-        also = " (o None)" if optional else ""
-        raise TypeError(f"recipe debe ser un dldna.training.Recipe{also}; "
-                        f"se recibió {type(recipe).__name__}.")
-    return recipe
-
-
 def _examples(examples) -> list[Example]:
     if isinstance(examples, (str, bytes)) or not isinstance(examples, Iterable):
         raise TypeError(f"examples debe ser una lista de ejemplos (Example) de la tarea; se recibió "
@@ -611,7 +605,7 @@ def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: in
     """
     checks.module(model, "model")
     _task(task)
-    _recipe(recipe)
+    _check_recipe(recipe)
     seed = checks.non_negative_int(seed, "seed (semilla)")
     progress = checks.boolean(progress, "progress")
     dev = checks.device(device)
@@ -629,14 +623,9 @@ def train_together(models: Sequence[nn.Module], task: Task, recipe: Recipe, *, s
     validation set is held out before the first step). Returns one
     :class:`~dldna.training.FitResult` per model."""
     _task(task)
-    _recipe(recipe)
+    _check_recipe(recipe)
     dev = checks.device(device)
-    if isinstance(models, nn.Module) or not isinstance(models, Sequence):
-        raise TypeError("models debe ser una lista de modelos (uno por semilla); se recibió "
-                        f"{type(models).__name__}.")
-    seeds = checks.sequence(seeds, "seeds (semillas)", checks.non_negative_int)
-    if len(seeds) != len(models):
-        raise ValueError(f"Hace falta una semilla por modelo: {len(models)} modelos y {len(seeds)} semillas.")
+    models, seeds = ensemble._members(models, seeds)  # before the validation sets pair them
     evaluate = [_validation(task, m, recipe, s, dev) for m, s in zip(models, seeds, strict=True)]
     return ensemble.fit(models, [task.sampler(recipe.batch_size, s) for s in seeds],
                         _teacher_forcing(recipe), recipe, seeds=seeds,
@@ -690,6 +679,27 @@ class BenchResult:
     models: int = 1
 
 
+#: The seeds of the rows of ``make bench`` for a task: seed 0 alone, then seeds 0, 1 and 2 together.
+BENCH_SEEDS: tuple[tuple[int, ...], ...] = ((0,), (0, 1, 2))
+
+
+def benchmark_seeds(new_task: Callable[[], Task], setup: Callable, *, device=None, quick: bool = False,
+                    **kwargs) -> list[BenchResult]:
+    """One :func:`benchmark_task` row per group of :data:`BENCH_SEEDS`, each on a fresh
+    ``new_task()`` (nothing held out yet) with its ``setup(task)`` config and recipe."""
+    checks.function(new_task, "new_task", "una función sin argumentos que crea la tarea")
+    checks.function(setup, "setup", "una función tarea → (config, receta)")
+    rows = []
+    for seeds in BENCH_SEEDS:
+        task = new_task()
+        pair = setup(task)
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError(f"setup(task) debe devolver (config, receta); devolvió {type(pair).__name__}.")
+        config, recipe = pair
+        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick, seeds=seeds, **kwargs))
+    return rows
+
+
 def benchmark_task(task: Task, config, recipe: Recipe, *, device=None, quick: bool = False,
                    test_size: int = 1000, seeds: Sequence[int] = (0,), claim: float | None = None,
                    note: str = "") -> BenchResult:
@@ -704,12 +714,10 @@ def benchmark_task(task: Task, config, recipe: Recipe, *, device=None, quick: bo
     if not isinstance(config, TransformerConfig):
         raise TypeError(f"config debe ser un dldna.transformer.TransformerConfig; se recibió "
                         f"{type(config).__name__}.")
-    _recipe(recipe)
+    _check_recipe(recipe)
     quick = checks.boolean(quick, "quick")
     test_size = checks.positive_int(test_size, "test_size (ejemplos de prueba)")
     seeds = checks.sequence(seeds, "seeds (semillas)", checks.non_negative_int)
-    if not seeds:
-        raise ValueError("seeds debe tener al menos una semilla.")
     if claim is not None:
         claim = checks.probability(claim, "claim (la exactitud que el capítulo afirma)")
     note = checks.text(note, "note", allow_empty=True)

@@ -33,7 +33,7 @@ from dldna.tasks.base import (
     Example,
     Task,
     Tokenizer,
-    benchmark_task,
+    benchmark_seeds,
 )
 from dldna.training import Recipe
 from dldna.transformer import TransformerConfig
@@ -135,10 +135,4 @@ def setup(task: CopyTask | None = None) -> tuple[TransformerConfig, Recipe]:
 def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     """Rows of ``make bench``: train with :func:`setup`, exact match on 1,000 fresh
     sequences; seed 0 alone, then seeds 0, 1 and 2 trained together."""
-    rows = []
-    for seeds in ((0,), (0, 1, 2)):
-        task = CopyTask()
-        config, recipe = setup(task)
-        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick, seeds=seeds,
-                                   claim=0.99))
-    return rows
+    return benchmark_seeds(CopyTask, setup, device=device, quick=quick, claim=0.99)

@@ -44,14 +44,13 @@ from dldna.tasks.base import (
     Example,
     Task,
     Tokenizer,
-    _recipe,
     benchmark_task,
     exact_match,
     greedy_decoder,
     train,
 )
 from dldna.tasks.translation import TranslationTask
-from dldna.training import FitResult, Recipe
+from dldna.training import FitResult, Recipe, _check_recipe
 from dldna.transformer import Transformer, TransformerConfig
 
 __all__ = ["Echo", "TextToTextTask", "chapter_tasks", "setup", "TextToTextRun", "train_text_to_text",
@@ -219,7 +218,7 @@ def train_text_to_text(tasks: Mapping[str, Task] | None = None, *, seed: int = 0
     ``recipe`` (default: :func:`setup`'s).
     """
     seed = checks.non_negative_int(seed, "seed (semilla)")
-    _recipe(recipe, optional=True)
+    _check_recipe(recipe, optional=True)
     progress = checks.boolean(progress, "progress")
     device = checks.device(device)
     task = TextToTextTask(chapter_tasks() if tasks is None else tasks)

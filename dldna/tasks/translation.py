@@ -51,15 +51,14 @@ from dldna.tasks.base import (
     Example,
     Task,
     Tokenizer,
-    _recipe,
-    benchmark_task,
+    benchmark_seeds,
     exact_match,
     greedy_decoder,
     make_batch,
     strip_output,
     train,
 )
-from dldna.training import FitResult, Recipe
+from dldna.training import FitResult, Recipe, _check_recipe
 from dldna.transformer import Transformer, TransformerConfig
 
 __all__ = [
@@ -538,7 +537,7 @@ def train_translation(*, recipe: Recipe | None = None, seed: int = 0, device=Non
     """
     held_out = checks.positive_int(held_out, "held_out (frases de prueba)")
     seed = checks.non_negative_int(seed, "seed (semilla)")
-    _recipe(recipe, optional=True)
+    _check_recipe(recipe, optional=True)
     progress = checks.boolean(progress, "progress")
     device = checks.device(device)
     task = TranslationTask()
@@ -663,10 +662,5 @@ def alignment_accuracy(model, task: TranslationTask, examples: Sequence[Example]
 def benchmark(device=None, quick: bool = False) -> list[BenchResult]:
     """Rows of ``make bench``: the chapter's recipe, greedy exact match on 1,000
     unseen sentences; seed 0 alone, then seeds 0, 1 and 2 trained together."""
-    rows = []
-    for seeds in ((0,), (0, 1, 2)):
-        task = TranslationTask()
-        config, recipe = setup(task)
-        rows.append(benchmark_task(task, config, recipe, device=device, quick=quick, seeds=seeds,
-                                   claim=0.99, note="exactitud de frase (voraz)"))
-    return rows
+    return benchmark_seeds(TranslationTask, setup, device=device, quick=quick, claim=0.99,
+                           note="exactitud de frase (voraz)")
