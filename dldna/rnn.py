@@ -1,7 +1,7 @@
 """A tiny GRU encoder-decoder, with or without Bahdanau's additive attention.
 
 Chapter 1 trains both on the reversal of digit strings of growing length to
-show the bottleneck that attention removed (Sutskever et al., 2014; Bahdanau
+show the bottleneck that attention eases (Sutskever et al., 2014; Bahdanau
 et al., 2015): without attention the decoder sees the source only through the
 encoder's last state, a vector of ``hidden`` numbers; with attention, at each
 step ``t`` it scores every encoder state ``h_k`` against its previous state
