@@ -435,9 +435,9 @@ def ids(x, name: str, *, vocab_size: int | None = None, like: nn.Module | Tensor
     t = as_tensor(x, name)
     if t.is_floating_point():
         if t.numel() and not torch.equal(t, t.round()):
-            raise TypeError(f"{name} debe contener ids enteros de tokens; tiene valores con decimales.")
+            raise TypeError(f"{name} debe contener ids enteros de tókenes; tiene valores con decimales.")
     elif t.dtype == torch.bool or t.is_complex():
-        raise TypeError(f"{name} debe contener ids enteros de tokens; tiene dtype {t.dtype}.")
+        raise TypeError(f"{name} debe contener ids enteros de tókenes; tiene dtype {t.dtype}.")
     t = t.long()
     _check_ndim(t, name, ndim)
     if vocab_size is not None and reads_values(t):
@@ -463,14 +463,14 @@ def id_list(values, name: str, *, vocab_size: int | None = None) -> list[int]:
     """
     if isinstance(values, str):
         raise TypeError(
-            f"{name} debe ser una secuencia de ids enteros de tokens; se recibió el texto {values!r} "
+            f"{name} debe ser una secuencia de ids enteros de tókenes; se recibió el texto {values!r} "
             "(para pasar de texto a ids usa encode)."
         )
     if isinstance(values, (Tensor, np.ndarray)):
         return ids(values, name, vocab_size=vocab_size, ndim=1).tolist()
     if not isinstance(values, Iterable) or isinstance(values, (dict, set)):
         raise TypeError(
-            f"{name} debe ser una secuencia de ids enteros de tokens (lista o tensor); "
+            f"{name} debe ser una secuencia de ids enteros de tókenes (lista o tensor); "
             f"se recibió {type(values).__name__}: {values!r}."
         )
     out = []
@@ -483,7 +483,7 @@ def id_list(values, name: str, *, vocab_size: int | None = None) -> list[int]:
             value = int(value)
         if not _is_integer(value) and not (isinstance(value, np.integer)):
             raise TypeError(
-                f"{name} debe contener ids enteros de tokens; tiene {value!r} "
+                f"{name} debe contener ids enteros de tókenes; tiene {value!r} "
                 f"({type(value).__name__}).{_hint(value)}"
             )
         value = int(value)

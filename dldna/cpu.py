@@ -25,7 +25,8 @@ their own: there the book's conclusions hold, but the last digits may differ.
 
 The number of threads matters too: a parallel sum is split among the threads,
 and another split rounds differently. The stored outputs were computed with
-:data:`BOOK_THREADS` threads (a 2-core machine, like Colab's CPU);
+:data:`BOOK_THREADS` threads (a 2-core machine; Colab's CPU runtime has 2 virtual
+CPUs, but how many threads PyTorch uses there was not checked);
 :func:`describe` says so when the session uses another number.
 """
 

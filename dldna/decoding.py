@@ -852,7 +852,7 @@ def strip(tokens: Tensor | Sequence[Sequence[int]], eos_id: int,
         raise TypeError(f"tokens debe ser un tensor (lote, longitud) o una lista de filas de ids; "
                         f"se recibió {type(tokens).__name__}.")
     else:
-        rows = [checks.id_list(r, "Cada fila de tokens") for r in tokens]
+        rows = [checks.id_list(r, "Cada fila de tókenes") for r in tokens]
     out = []
     for row in rows:
         if bos_id is not None and row and row[0] == bos_id:

@@ -1,12 +1,12 @@
 """A tiny GRU encoder-decoder, with or without Bahdanau's additive attention.
 
-Chapter 1 trains both on the reversal of digit strings of growing length to
-show the bottleneck that attention eases (Sutskever et al., 2014; Bahdanau
-et al., 2015): without attention the decoder sees the source only through the
-encoder's last state, a vector of ``hidden`` numbers; with attention, at each
-step ``t`` it scores every encoder state ``h_k`` against its previous state
-``s_{t-1}``, ``e_{t,k} = vᵀ tanh(W_s s_{t-1} + W_h h_k + b)``, and reads the
-average ``c_t = Σ_k α_{t,k} h_k``.
+Chapter 1 trains both to reverse digit strings and compares them as the
+strings grow (Sutskever et al., 2014; Bahdanau et al., 2015): without
+attention the decoder sees the source only through the encoder's last state,
+a vector of ``hidden`` numbers; with attention, at each step ``t`` it scores
+every encoder state ``h_k`` against its previous state ``s_{t-1}``,
+``e_{t,k} = vᵀ tanh(W_s s_{t-1} + W_h h_k + b)``, and reads the average
+``c_t = Σ_k α_{t,k} h_k``.
 
 Shapes (batch first): ``src`` ``(B, S)`` and ``tgt`` ``(B, T)`` of token ids;
 logits ``(B, T, V)``; attention weights ``(B, T, S)``.

@@ -125,7 +125,7 @@ class Tokenizer:
         # with words, "el gato" would silently become the tokens e, l, g, a, t, o.
         if (isinstance(tokens, str) and separator) or isinstance(tokens, (bytes, dict)) \
                 or not isinstance(tokens, Iterable):
-            raise TypeError("tokens debe ser una lista de tokens (textos), p. ej. texto.split() "
+            raise TypeError("tokens debe ser una lista de tókenes (textos), p. ej. texto.split() "
                             f"o list(\"0123456789\"); se recibió {type(tokens).__name__}: {tokens!r}.")
         unk = checks.boolean(unk, "unk")
         tokens = list(tokens)
@@ -133,16 +133,16 @@ class Tokenizer:
         seen: set[str] = set()
         for t in tokens:
             if not isinstance(t, str) or not t:
-                raise ValueError(f"Cada token debe ser un texto no vacío; se recibió {t!r}.")
+                raise ValueError(f"Cada tóken debe ser un texto no vacío; se recibió {t!r}.")
             if t in specials:
                 raise ValueError(
-                    f"El token {t!r} está reservado para los tokens especiales {list(specials)}; "
-                    "los tokens de datos deben ser distintos."
+                    f"El tóken {t!r} está reservado para los tókenes especiales {list(specials)}; "
+                    "los tókenes de datos deben ser distintos."
                 )
             if separator and separator in t:
-                raise ValueError(f"El token {t!r} contiene el separador {separator!r}.")
+                raise ValueError(f"El tóken {t!r} contiene el separador {separator!r}.")
             if t in seen:
-                raise ValueError(f"El token {t!r} aparece dos veces en el vocabulario.")
+                raise ValueError(f"El tóken {t!r} aparece dos veces en el vocabulario.")
             seen.add(t)
         self.separator = separator
         self.unk = unk
@@ -174,7 +174,7 @@ class Tokenizer:
         if not isinstance(text, str):
             if not isinstance(text, (list, tuple)) or not all(isinstance(t, str) for t in text):
                 raise TypeError(
-                    f"Se esperaba un texto (str) o una lista de tokens (textos); se recibió "
+                    f"Se esperaba un texto (str) o una lista de tókenes (textos); se recibió "
                     f"{type(text).__name__}: {text!r}."
                 )
             return list(text)
@@ -192,7 +192,7 @@ class Tokenizer:
             if self.unk:
                 return 3
             raise ValueError(
-                f"El token {token!r} no está en el vocabulario ({len(self)} tokens: "
+                f"El tóken {token!r} no está en el vocabulario ({len(self)} tókenes: "
                 f"{' '.join(self.itos[:20])}{' …' if len(self) > 20 else ''})."
             ) from None
 
@@ -308,7 +308,7 @@ def pad_batch(seqs: Sequence[Sequence[int]], length: int | None = None, pad_id: 
     longest = max(len(s) for s in seqs)
     length = longest if length is None else length
     if length < longest:
-        raise ValueError(f"Una secuencia tiene {longest} tokens y no cabe en la longitud {length}.")
+        raise ValueError(f"Una secuencia tiene {longest} tókenes y no cabe en la longitud {length}.")
     out = torch.full((len(seqs), length), pad_id, dtype=torch.long)
     for i, s in enumerate(seqs):
         if len(s):
@@ -568,7 +568,7 @@ def greedy_decoder(model, max_len: int) -> DecodeFn:
     included; the model is put in eval mode while it decodes). The sources
     are moved to the model's device."""
     checks.module(model, "model")
-    max_len = checks.positive_int(max_len, "max_len (tokens generados como máximo)")
+    max_len = checks.positive_int(max_len, "max_len (tókenes generados como máximo)")
 
     def run(src: Tensor) -> Tensor:
         # The sources follow the model wherever it is (exact_match builds them on the CPU).

@@ -63,7 +63,7 @@ def tokens_from(sentence: str | Sequence[str]) -> list[str]:
         tokens = [str(t) for t in sentence]
     else:
         raise TypeError(
-            "La frase debe ser un texto (str) o una lista de palabras (tokens) de tipo str; "
+            "La frase debe ser un texto (str) o una lista de palabras (tókenes) de tipo str; "
             f"se recibió {type(sentence).__name__}."
         )
     if not tokens or any(not t.strip() for t in tokens):

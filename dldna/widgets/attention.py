@@ -473,7 +473,7 @@ def model_attention_explorer(
             if w.shape[-2:] != (len(q_tokens), len(k_tokens)):
                 raise ValueError(
                     f"Los pesos de {name!r} tienen {w.shape[-2]} consultas × {w.shape[-1]} claves, "
-                    f"pero hay {len(q_tokens)} tokens de consulta y {len(k_tokens)} de clave."
+                    f"pero hay {len(q_tokens)} tókenes de consulta y {len(k_tokens)} de clave."
                 )
             m = va.as_mask(item.mask, w.shape[-2:])
             caption, chosen = _check_extras(item, name, len(q_tokens))
