@@ -251,7 +251,7 @@ def entropy(weights: Tensor, dim: int = -1) -> Tensor:
     dim = _dim(dim, weights)
     if weights.numel() and bool((weights < 0).any()):
         raise ValueError("Los pesos de una distribución no pueden ser negativos; la entropía se calcula "
-                         "sobre probabilidades (por ejemplo, la salida de un softmax).")
+                         "sobre probabilidades (por ejemplo, la salida de una softmax).")
     logs = torch.where(weights > 0, torch.log(weights.clamp_min(1e-30)), torch.zeros_like(weights))
     return -(weights * logs).sum(dim=dim)
 
