@@ -87,10 +87,14 @@ def describe() -> str:
     elif capability == "AVX2":
         text = ("Rutinas de cálculo (kernels) de PyTorch en la CPU: AVX2 (las mismas con que se "
                 "calcularon las salidas del libro).")
-    else:
-        text = (f"Rutinas de cálculo (kernels) de PyTorch en la CPU: {capability}, no AVX2: importa "
+    elif capability == "AVX512":  # the processor has AVX2 too: PyTorch was loaded before the pin
+        text = ("Rutinas de cálculo (kernels) de PyTorch en la CPU: AVX512, no AVX2: importa "
                 "dldna antes que torch (o reinicia el kernel de Jupyter) para obtener las cifras "
                 "exactas del libro.")
+    else:  # no AVX2 on this processor, or the reader chose other kernels
+        text = (f"Rutinas de cálculo (kernels) de PyTorch en la CPU: {capability}, no AVX2 (este "
+                "procesador no lo ofrece, o ATEN_CPU_CAPABILITY pide otras): las últimas cifras "
+                "pueden diferir de las del libro.")
     threads = torch.get_num_threads()
     if threads != BOOK_THREADS:
         text += (f"\nHilos de cálculo: {threads}; el libro usó {BOOK_THREADS}, y con otro número las "

@@ -133,3 +133,17 @@ def test_cpu_describe_names_the_threads_only_when_they_differ_from_the_book():
         assert f"torch.set_num_threads({cpu.BOOK_THREADS})" in text
     finally:
         torch.set_num_threads(before)
+
+
+def test_cpu_describe_gives_advice_that_can_help(monkeypatch):
+    """Importing dldna first helps only where the processor has AVX2 (an
+    AVX-512 one); without AVX2 the describe says the digits may differ."""
+    from dldna import cpu
+
+    monkeypatch.setattr(cpu, "is_x86", lambda: True)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
+    assert "importa dldna antes que torch" in cpu.describe()
+    for capability in ("DEFAULT", "NO AVX"):
+        monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda c=capability: c)
+        text = cpu.describe()
+        assert "importa dldna" not in text and "pueden diferir" in text and capability in text
