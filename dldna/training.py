@@ -576,11 +576,12 @@ def _progress(total: int, desc: str, enabled: bool):
     """A text progress bar on stdout (``tqdm.std``, not the widget bar): in a
     stored notebook it leaves plain text, which the tests' sanitiser replaces.
     Written as the book writes numbers (``100 %``) and in Spanish (``pasos/s``,
-    not tqdm's ``it/s``)."""
+    not tqdm's ``it/s``). 100 columns: the longest description of the book,
+    «cifra mayor primero, semilla 0», still leaves room for the whole loss."""
     if not enabled:
         return None
     return tqdm(total=total, desc=desc, file=sys.stdout, mininterval=1.0, ascii=False,
-                dynamic_ncols=False, ncols=90, leave=True, unit=" pasos",
+                dynamic_ncols=False, ncols=100, leave=True, unit=" pasos",
                 bar_format="{desc}: {percentage:3.0f} % |{bar}| {n_fmt}/{total_fmt} "
                            "[{elapsed}<{remaining}, {rate_fmt}{postfix}]")
 

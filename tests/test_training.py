@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
@@ -294,7 +295,6 @@ def test_fit_keeps_the_snapshots_it_is_asked_for():
 def test_the_progress_bar_is_spanish_and_the_sanitiser_hides_it(capsys):
     """The bar says «100 %» and «pasos/s» (the book's number convention, in Spanish), and
     the nbval sanitiser (tests/nbval_sanitize.cfg) replaces the whole of it, timings included."""
-    import re
     from pathlib import Path
 
     from nbval.plugin import get_sanitize_patterns
@@ -311,3 +311,15 @@ def test_the_progress_bar_is_spanish_and_the_sanitiser_hides_it(capsys):
             Path(__file__).with_name("nbval_sanitize.cfg").read_text(encoding="utf-8")):
         hidden = re.sub(regex, replace, hidden)
     assert hidden.strip() == "entrenando: <barra de progreso>", hidden
+
+
+def test_the_progress_bar_keeps_the_whole_loss_with_the_longest_description(capsys):
+    """The longest description of the book (chapter 7b) must not cut the loss
+    («pérdida=0.1» would read as a rounded value)."""
+    model = nn.Linear(3, 1)
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    fit(model, (x, y), lambda m, b: F.mse_loss(m(b[0]), b[1]),
+        Recipe(steps=3, batch_size=8, lr=1e-3, warmup=1), device="cpu", progress=True,
+        desc="cifra mayor primero, semilla 0")
+    last = capsys.readouterr().out.split("\r")[-1].strip()
+    assert re.search(r"pérdida=\d+\.\d{4}\]$", last), last

@@ -53,7 +53,7 @@ __all__ = ["AdditionTask", "carries", "setup", "compare_orders", "OrderRun", "un
 
 
 #: The two digit orders, by ``reverse``: names in a task's name and in the
-#: progress bars (short enough for the bar to keep the loss in its 90 columns).
+#: progress bars.
 _ORDER = {True: "unidades primero", False: "cifra mayor primero"}
 
 
