@@ -23,7 +23,7 @@ Measures
 
 Training
     :func:`pretrain` trains a fresh model of either kind with
-    :data:`RECIPE` through :func:`dldna.training.fit`, the book's one loop.
+    :data:`RECIPE` through :func:`dldna.training.fit`, the package's general training loop.
 
 Batches
     :func:`encode_sentences` pads sentences (BOS + words + EOS) into a

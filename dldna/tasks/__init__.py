@@ -7,7 +7,7 @@
 * :mod:`dldna.tasks.parsing`: arithmetic assignments to prefix trees (7c).
 
 :func:`train` trains a model on a task (fresh batches, teacher forcing,
-exact-match validation) with the book's one loop, :func:`dldna.training.fit`.
+exact-match validation) with the package's general training loop, :func:`dldna.training.fit`.
 
 Each task module may define ``benchmark(device=None) -> BenchResult``;
 ``tools/bench.py`` (``make bench``) finds and runs them all.
