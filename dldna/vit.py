@@ -18,7 +18,7 @@ Contents:
 * the data: :func:`load_digits_split` (a fixed stratified split of the 1 797
   bundled digits, no download) and :class:`DigitsSplit`;
 * the baselines :class:`TinyCNN` and :class:`MLP`;
-* training: :data:`RECIPE` and :func:`fit` (the book's loop,
+* training: :data:`RECIPE` and :func:`fit` (the package's general loop,
   :func:`dldna.training.fit`) and :func:`accuracy`;
 * looking inside: :func:`cls_attention`, :func:`attention_rollout` (Abnar &
   Zuidema, 2020), :func:`position_similarity`, :func:`neighbour_agreement`;
@@ -533,7 +533,7 @@ def accuracy(model: nn.Module, images: Tensor, labels: Tensor, batch_size: int =
 
 def fit(model: nn.Module, data: DigitsSplit, recipe: Recipe = RECIPE, *, seed: int = 0,
         device=None, progress: bool = False, desc: str = "entrenando") -> FitResult:
-    """Train ``model`` on ``data.x_train`` with the book's loop, :func:`dldna.training.fit`.
+    """Train ``model`` on ``data.x_train`` with the package's general loop, :func:`dldna.training.fit`.
 
     Each pass over the training set (an epoch) takes a fresh permutation,
     drawn from a generator seeded with ``seed``; a batch is

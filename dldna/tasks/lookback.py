@@ -1,4 +1,4 @@
-"""Chapter 5's extrapolation probe: "repeat the token ``lag`` places back", trained with the book's loop.
+"""Chapter 5's extrapolation probe: "repeat the token ``lag`` places back", trained with ``fit``.
 
 The task and the model are in :mod:`dldna.positional` (:func:`~dldna.positional.lookback_batch`,
 :class:`~dldna.positional.PositionProbe`, :func:`~dldna.positional.probe_accuracy`); this
