@@ -576,8 +576,8 @@ def _progress(total: int, desc: str, enabled: bool):
     """A text progress bar on stdout (``tqdm.std``, not the widget bar): in a
     stored notebook it leaves plain text, which the tests' sanitiser replaces.
     Written as the book writes numbers (``100 %``) and in Spanish (``pasos/s``,
-    not tqdm's ``it/s``). 100 columns: the longest description of the book,
-    «cifra mayor primero, semilla 0», still leaves room for the whole loss."""
+    not tqdm's ``it/s``). 100 columns: chapter 7b's descriptions («cifra mayor
+    primero, semilla 0») still leave room for the whole loss (tested)."""
     if not enabled:
         return None
     return tqdm(total=total, desc=desc, file=sys.stdout, mininterval=1.0, ascii=False,

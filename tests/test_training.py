@@ -313,13 +313,17 @@ def test_the_progress_bar_is_spanish_and_the_sanitiser_hides_it(capsys):
     assert hidden.strip() == "entrenando: <barra de progreso>", hidden
 
 
-def test_the_progress_bar_keeps_the_whole_loss_with_the_longest_description(capsys):
-    """The longest description of the book (chapter 7b) must not cut the loss
+def test_the_progress_bar_keeps_the_whole_loss_with_chapter_7bs_descriptions(capsys):
+    """Chapter 7b's bars carry the book's longest descriptions (built by
+    ``compare_orders`` from the order names); they must not cut the loss
     («pérdida=0.1» would read as a rounded value)."""
+    from dldna.tasks.addition import _ORDER
+
     model = nn.Linear(3, 1)
     x, y = torch.randn(8, 3), torch.randn(8, 1)
+    longest = max(_ORDER.values(), key=len)
     fit(model, (x, y), lambda m, b: F.mse_loss(m(b[0]), b[1]),
         Recipe(steps=3, batch_size=8, lr=1e-3, warmup=1), device="cpu", progress=True,
-        desc="cifra mayor primero, semilla 0")
+        desc=f"{longest}, semilla 0")
     last = capsys.readouterr().out.split("\r")[-1].strip()
     assert re.search(r"pérdida=\d+\.\d{4}\]$", last), last
