@@ -687,8 +687,9 @@ class PositionProbe(nn.Module):
 
 
 def _probe_args(model, length, lag, start, samples, seed) -> tuple[int, int, int]:
-    """The arguments of :func:`lag_attention` and :func:`probe_accuracy`, checked: ``(length, lag, start)``
-    with ``start`` (default ``lag``) raised to ``lag``, the first position with an answer."""
+    """The arguments of :func:`lag_attention`, :func:`lag_profile` and :func:`probe_accuracy`,
+    checked: ``(length, lag, start)`` with ``start`` (default ``lag``) raised to ``lag``, the
+    first position with an answer."""
     if not isinstance(model, PositionProbe):
         raise TypeError(f"model debe ser una PositionProbe; se recibió {type(model).__name__}.")
     checks.positive_int(samples, "samples")
@@ -702,6 +703,25 @@ def _probe_args(model, length, lag, start, samples, seed) -> tuple[int, int, int
     return length, lag, max(start, lag)
 
 
+def _lag_weights(model, length, lag, start, samples, seed, far) -> Tensor:
+    """Every head's mean weight on the key ``lag`` places back and on the keys
+    ``≥ far`` places back: ``(layers · heads, 2)``, layer by layer. Means over
+    ``samples`` fresh sequences and over the queries at positions ``≥ start``."""
+    model.eval()
+    device = next(model.parameters()).device
+    gen = torch.Generator().manual_seed(seed)
+    x, _ = lookback_batch(samples, length, lag, model.head[-1].out_features, generator=gen)
+    _, weights = model(x.to(device), return_weights=True)
+    rows = torch.arange(start, length, device=device)
+    beyond = (rows[:, None] - torch.arange(length, device=device)) >= far  # (q, k)
+    per_layer = []
+    for w in weights:  # (batch, heads, q, k)
+        on_lag = w[:, :, rows, rows - lag].mean(dim=(0, 2))  # (heads,)
+        far_away = (w[:, :, rows] * beyond).sum(-1).mean(dim=(0, 2))
+        per_layer.append(torch.stack([on_lag, far_away], dim=-1))
+    return torch.cat(per_layer).cpu()
+
+
 @torch.no_grad()
 def lag_attention(model: PositionProbe, length: int, lag: int = 3, start: int | None = None,
                   samples: int = 64, seed: int = 1234) -> float:
@@ -712,17 +732,28 @@ def lag_attention(model: PositionProbe, length: int, lag: int = 3, start: int | 
     exactly ``lag`` places back; it falls when the weight spreads to other keys.
     """
     length, lag, start = _probe_args(model, length, lag, start, samples, seed)
-    model.eval()
-    device = next(model.parameters()).device
-    gen = torch.Generator().manual_seed(seed)
-    x, _ = lookback_batch(samples, length, lag, model.head[-1].out_features, generator=gen)
-    _, weights = model(x.to(device), return_weights=True)
-    rows = torch.arange(start, length, device=device)
-    best = 0.0
-    for w in weights:  # (batch, heads, q, k)
-        on_lag = w[:, :, rows, rows - lag].mean(dim=(0, 2))  # (heads,)
-        best = max(best, on_lag.max().item())
-    return best
+    return _lag_weights(model, length, lag, start, samples, seed, far=length)[:, 0].max().item()
+
+
+@torch.no_grad()
+def lag_profile(model: PositionProbe, length: int, far: int, lag: int = 3, start: int | None = None,
+                samples: int = 64, seed: int = 1234) -> tuple[float, float]:
+    """Where the head that looks most ``lag`` places back puts its weight.
+
+    Returns ``(on_lag, beyond)`` for the head of :func:`lag_attention`:
+    its mean weight on the key ``lag`` places back (the value
+    :func:`lag_attention` returns) and its total mean weight on the keys
+    ``≥ far`` places back. With ``far`` the training length, ``beyond`` is the
+    weight on distances never seen in training: where the lost weight went.
+    """
+    length, lag, start = _probe_args(model, length, lag, start, samples, seed)
+    far = checks.positive_int(far, "far")
+    if far >= length:
+        raise ValueError(f"far ({far}) debe ser menor que length ({length}): ninguna clave está "
+                         f"a {far} posiciones o más de su consulta.")
+    weights = _lag_weights(model, length, lag, start, samples, seed, far)
+    on_lag, beyond = weights[weights[:, 0].argmax()].tolist()
+    return on_lag, beyond
 
 
 @torch.no_grad()

@@ -390,6 +390,32 @@ def test_probe_and_its_measures_check_their_arguments():
     assert P.sinusoidal(np.int64(4), 8).shape == (4, 8)
 
 
+def test_lag_profile_follows_the_head_of_lag_attention():
+    torch.manual_seed(0)
+    probe = P.PositionProbe("rope", d_model=16, num_heads=2, layers=2, max_len=8).eval()
+    n, far, start = 12, 8, 8
+    on_lag, beyond = P.lag_profile(probe, n, far, start=start, samples=16)
+    assert on_lag == pytest.approx(P.lag_attention(probe, n, start=start, samples=16))
+    # Recomputed query by query from the weights the probe returns.
+    x, _ = P.lookback_batch(16, n, 3, 16, generator=torch.Generator().manual_seed(1234))
+    with torch.no_grad():
+        _, weights = probe(x, return_weights=True)
+
+    def measure(w):  # (batch, q, k) of one head
+        lag = torch.stack([w[:, q, q - 3] for q in range(start, n)]).mean()
+        away = torch.stack([w[:, q, :q - far + 1].sum(-1) for q in range(start, n)]).mean()
+        return lag.item(), away.item()
+
+    heads = [measure(w[:, h]) for w in weights for h in range(w.shape[1])]
+    assert len(heads) == 4
+    assert (on_lag, beyond) == pytest.approx(max(heads, key=lambda m: m[0]), abs=1e-6)
+    # An untrained head spreads its weight: some reaches the far keys, never more than all of it.
+    assert 0 < beyond and on_lag + beyond <= 1 + 1e-6
+    for bad in (0, 12, 50, "8"):
+        with pytest.raises(ValueError, match="far"):
+            P.lag_profile(probe, n, bad)
+
+
 def test_shaw_attention_takes_lists_and_refuses_other_tables():
     torch.manual_seed(0)
     rel = P.ShawRelativePosition(4, 2)

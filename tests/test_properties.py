@@ -1431,6 +1431,10 @@ SPECS: dict[str, Spec] = {
         {"model": Fixed(_probe, bad=(None, "sonda", torch.nn.Linear(2, 2))), "length": Int(4, 10),
          "lag": Int(1, 3), "start": Fixed(lambda: None, bad=(-1, "3", 2.5, 10, 50)), "samples": Int(1, 8),
          "seed": SEED}),
+    "dldna.positional.lag_profile": Spec(
+        {"model": Fixed(_probe, bad=(None, "sonda", torch.nn.Linear(2, 2))), "length": Int(4, 10),
+         "far": Fixed(lambda: 2, bad=(0, "2", 2.5, 10, 50)), "lag": Int(1, 3),
+         "start": Fixed(lambda: None, bad=(-1, "3", 2.5, 10, 50)), "samples": Int(1, 8), "seed": SEED}),
     "dldna.positional.probe_accuracy": Spec(
         {"model": Fixed(_probe, bad=(None, "sonda", torch.nn.Linear(2, 2))), "length": Int(4, 10),
          "lag": Int(1, 3), "start": Fixed(lambda: None, bad=(-1, "3", 2.5, 10, 50)), "samples": Int(1, 8),
