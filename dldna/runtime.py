@@ -10,7 +10,8 @@ one place:
 * :func:`seed_everything` seeds Python, NumPy and PyTorch (CPU and CUDA).
 
 No setting of the book depends on the device: every cell runs the same
-experiment on a CPU, a CUDA GPU or Apple's MPS, and a GPU only makes it faster.
+experiment on a CPU, a CUDA GPU or Apple's MPS. A GPU runs it faster, and its
+own kernels may move the last digits of a training run.
 """
 
 from __future__ import annotations
