@@ -596,7 +596,9 @@ def train(model: nn.Module, task: Task, recipe: Recipe, *, device=None, seed: in
       ignored, label smoothing ``recipe.smoothing``);
     * **evaluation** (when ``recipe.eval_every > 0``): the exact match of
       greedy decoding on ``recipe.eval_size`` validation examples, drawn with
-      seed ``seed + 1`` and held out from training from then on.
+      seed ``seed + 1`` and held out from training from then on. They are
+      drawn apart from the test set, not excluding it: a few may also be
+      test examples (the same validation set for a seed, whatever the test).
 
     ``device``: where to train (default: :func:`dldna.runtime.get_device`);
     ``seed`` seeds the data stream and PyTorch, so two runs on the same

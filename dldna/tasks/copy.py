@@ -1,8 +1,8 @@
 """Copy task (chapter 7a): the decoder must write the source sequence again.
 
-The setting of the chapter is the one of the original «Deep Learning DNA»
-example: sequences of 20 symbols from an alphabet of 20 (here the letters
-``a`` to ``t``, so that no data token looks like a special id). The output
+Sequences of 20 symbols, as in the original «Deep Learning DNA» example,
+which drew the integers 1 to 19; here the alphabet is the 20 letters ``a``
+to ``t``, so that no data token looks like a special id. The output
 is the input followed by EOS. Nothing is learned about the symbols; what the
 model must learn is *where to look*: output position ``i`` reads input
 position ``i`` through cross-attention, a diagonal.
