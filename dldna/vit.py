@@ -708,7 +708,7 @@ def position_similarity(table: Tensor, drop_first: bool = True) -> Tensor:
 
 
 def neighbour_agreement(similarity: Tensor) -> float:
-    """Fraction of patches whose most similar *other* patch is one of its 8 grid neighbours.
+    """Fraction of patches whose most similar *other* patch is a grid neighbour (up to 8).
 
     ``similarity``: ``(g, g, g, g)`` from :func:`position_similarity`. A table
     that has learned the 2-D grid scores near 1; for random vectors the
