@@ -122,6 +122,31 @@ def test_every_figure_has_alt_text_and_every_widget_its_state(path):
         assert state.get("state"), "el cuaderno usa widgets pero no guarda su estado"
 
 
+#: A decimal comma («0,423») in text a reader sees; the book writes «0.423» (dldna.fmt).
+DECIMAL_COMMA = re.compile(r"(?<![\w.])\d+,\d+(?![\d,])")
+
+
+def _prose(text: str) -> str:
+    """``text`` without code and math, where a comma between digits is not a decimal comma."""
+    for pattern in (r"```.*?```", r"`[^`]*`", r"\$\$.*?\$\$", r"\$[^$]*\$"):
+        text = re.sub(pattern, "", text, flags=re.S)
+    return text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_prose_and_alt_texts_use_the_decimal_point(path):
+    for i, cell in enumerate(read(path).cells):
+        alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
+        texts = [alt] + ([cell.source] if cell.cell_type == "markdown" else [])
+        for text in texts:
+            found = DECIMAL_COMMA.findall(_prose(text))
+            assert not found, f"celda {i}: coma decimal {found}; el libro escribe el punto (0.5)"
+
+
+def test_the_decimal_comma_check_finds_one():
+    assert DECIMAL_COMMA.findall(_prose("con probabilidad 0,056 y `f(1,2)` en $x_{1,2}$")) == ["0,056"]
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_markdown_images_exist_and_have_alt_text(path):
     for cell in read(path).cells:
