@@ -1,12 +1,14 @@
 """Toy translation Spanish → English from a small grammar (chapter 7d).
 
 The grammar is small enough to learn in a minute on a laptop CPU, and has
-three things that make translation more than word-for-word substitution:
+four things that make translation more than word-for-word substitution:
 
 * **reordering**: the Spanish adjective follows its noun, the English one
   precedes it: ``el gato negro`` → ``the black cat``;
 * **agreement that English drops** (many-to-one): Spanish articles and
-  adjectives agree in gender and number with the noun, English ones do not:
+  adjectives agree in gender and number with the noun; English adjectives
+  never change and its articles mark no gender (only the indefinite one
+  marks number: ``un gato`` → ``a cat``, ``unos gatos`` → ``some cats``):
   ``el gato negro``, ``la gata negra``, ``los gatos negros``, ``las gatas
   negras`` → ``the black cat(s)``; a direct object that is a person or an
   animal takes the preposition ``a`` (``al`` = ``a`` + ``el``), which English
