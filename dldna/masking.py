@@ -406,14 +406,18 @@ def fully_masked_rows(mask: Tensor) -> Tensor:
 
 
 def describe(mask: Tensor) -> str:
-    """One Spanish line: shape, how many positions are allowed, empty rows."""
+    """One Spanish line: shape, how many entries are allowed, empty rows.
+
+    An entry of a mask with queries is a (query, key) pair; of a 1-D mask, a key.
+    """
     mask = _check_bool_mask(mask)
     if mask.numel() == 0:
         return f"forma {tuple(mask.shape)}: máscara vacía"
     allowed = int(mask.sum())
     total = mask.numel()
     empty = int(fully_masked_rows(mask).sum())
+    what = "claves permitidas" if mask.dim() == 1 else "pares (consulta, clave) permitidos"
     return (
-        f"forma {tuple(mask.shape)}: {fmt.integer(allowed)} de {fmt.integer(total)} posiciones "
-        f"permitidas ({fmt.percent(allowed / total)}); filas sin ninguna clave: {fmt.integer(empty)}"
+        f"forma {tuple(mask.shape)}: {fmt.integer(allowed)} de {fmt.integer(total)} {what} "
+        f"({fmt.percent(allowed / total)}); filas sin ninguna clave: {fmt.integer(empty)}"
     )

@@ -203,7 +203,10 @@ def test_bad_inputs_raise_spanish_errors(call, error, words):
 
 def test_describe_counts():
     text = masking.describe(masking.causal_mask(4))
-    assert "10 de 16" in text and "(62.5 %)" in text and "filas sin ninguna clave: 0" in text
+    assert "10 de 16 pares (consulta, clave) permitidos" in text and "(62.5 %)" in text
+    assert "filas sin ninguna clave: 0" in text
+    # A 1-D mask has no queries: what it allows are keys.
+    assert "2 de 3 claves permitidas" in masking.describe(torch.tensor([True, False, True]))
     # The book's number convention: thousands grouped by a space from five digits on.
     assert "32 896 de 65 536" in masking.describe(masking.causal_mask(256))
 
