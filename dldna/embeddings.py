@@ -323,7 +323,7 @@ class SkipGramNegativeSampling(nn.Module):
 
 @dataclass
 class Word2VecConfig:
-    """Settings of a word2vec run: the same on every device (a GPU runs it faster).
+    """Settings of a word2vec run: the same on every device.
 
     Raises:
         ValueError: a field that is not a positive integer (``lr``: a positive number).
