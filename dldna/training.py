@@ -545,13 +545,19 @@ class FitResult:
         acc = dict(self.evals)
         lines = ["   paso   pérdida media   tasa de aprendizaje"
                  + ("   exactitud (validación)" if acc else "")]
-        for end in range(every, h.steps + 1, every):
-            chunk = h.loss[end - every:end]
-            line = f"{end:7d}   {sum(chunk) / len(chunk):13.4f}   {h.lr[end - 1]:19.2e}"
+        for end, loss in zip(range(every, h.steps + 1, every), self.mean_losses(every), strict=True):
+            line = f"{end:7d}   {loss:13.4f}   {h.lr[end - 1]:19.2e}"
             if end in acc:
                 line += f"   {100 * acc[end]:21.1f} %"
             lines.append(line)
         return "\n".join(lines)
+
+    def mean_losses(self, every: int) -> list[float]:
+        """The mean training loss of each window of ``every`` steps (the rows of
+        :meth:`log`); an incomplete last window is left out."""
+        every = checks.positive_int(every, "every")
+        loss = self.history.loss
+        return [sum(loss[end - every:end]) / every for end in range(every, self.history.steps + 1, every)]
 
 
 def _check_recipe(recipe, *, optional: bool = False) -> Recipe | None:

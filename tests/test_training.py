@@ -327,3 +327,15 @@ def test_the_progress_bar_keeps_the_whole_loss_with_chapter_7bs_descriptions(cap
         desc=f"{longest}, semilla 0")
     last = capsys.readouterr().out.split("\r")[-1].strip()
     assert re.search(r"pérdida=\d+\.\d{4}\]$", last), last
+
+
+def test_mean_losses_are_the_rows_of_the_log():
+    result = training.FitResult(history=training.History(loss=[1.0, 2, 3, 4, 5, 6, 7], lr=[0.1] * 7),
+                                recipe=training.Recipe(steps=7, batch_size=1, lr=0.1, warmup=1),
+                                device="cpu", wall_s=1.0)
+    # Windows of 3 steps: 1-3 and 4-6; step 7 is an incomplete window, left out.
+    assert result.mean_losses(3) == [2.0, 5.0]
+    rows = [float(line.split()[1]) for line in result.log(every=3).splitlines()[1:]]
+    assert rows == result.mean_losses(3)
+    with pytest.raises(ValueError, match="every"):
+        result.mean_losses(0)

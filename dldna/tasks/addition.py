@@ -167,8 +167,7 @@ def setup(task: AdditionTask | None = None) -> tuple[TransformerConfig, Recipe]:
     Two encoder and two decoder layers of width 64, 500 steps of 128 fresh
     sums, peak rate 2·10⁻³ after 100 warm-up steps, linear decay. The same
     recipe for both digit orders, so that they can be compared, and the same
-    on every device (a GPU runs it faster; its own kernels may move the last
-    digits). 500 steps (not more) because the chapter compares the orders over
+    on every device (:mod:`dldna.runtime`). 500 steps (not more) because the chapter compares the orders over
     three seeds within its time budget; whether both orders end near 100 % with
     many more steps was not measured.
     """

@@ -123,8 +123,7 @@ def setup(task: CopyTask | None = None) -> tuple[TransformerConfig, Recipe]:
     One encoder and one decoder layer of width 64 (copying needs a single
     cross-attention hop), 400 steps of 64 fresh sequences, peak rate 3·10⁻³
     after 100 warm-up steps, then a linear decay to 0. The same on every
-    device: a GPU runs it faster,
-    and its own kernels may move the last digits.
+    device (:mod:`dldna.runtime`).
     """
     task = task or CopyTask()
     n = len(task.src_tokenizer)

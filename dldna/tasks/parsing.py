@@ -346,8 +346,7 @@ def setup(task: ParsingTask | None = None) -> tuple[TransformerConfig, Recipe]:
 
     Two encoder and two decoder layers of width 64, 1000 steps of 128 fresh
     expressions, peak rate 3·10⁻³ after 100 warm-up steps, linear decay. The
-    same on every device: a GPU runs it faster,
-    and its own kernels may move the last digits.
+    same on every device (:mod:`dldna.runtime`).
     """
     task = task or ParsingTask()
     src, tgt = len(task.src_tokenizer), len(task.tgt_tokenizer)

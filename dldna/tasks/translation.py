@@ -474,8 +474,7 @@ def setup(task: TranslationTask | None = None) -> tuple[TransformerConfig, Recip
     Two encoder and two decoder layers of width 64; 300 steps of 64 fresh
     sentences; the Noam schedule (warm-up of 40 steps, peak rate 2·10⁻³, then
     a decay as 1/√t); label smoothing 0.1; the validation accuracy every 50
-    steps. The same on every device: a GPU runs it faster,
-    and its own kernels may move the last digits.
+    steps. The same on every device (:mod:`dldna.runtime`).
 
     With the Noam schedule the rate of a step does not depend on the total
     number of steps, so a run of ``k`` steps (``dataclasses.replace(recipe,
