@@ -580,17 +580,10 @@ class SelfAttention(nn.Module):
 # ---------------------------------------------------------------------------
 
 
-def _check_heads(d_model: int, num_heads: int) -> int:
-    d_model = checks.positive_int(d_model, "d_model")
-    num_heads = checks.positive_int(num_heads, "num_heads")
-    if d_model % num_heads:
-        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
-        raise ValueError(
-            f"d_model={d_model} no es divisible entre num_heads={num_heads}: cada cabeza "
-            f"recibe d_model / num_heads dimensiones, que debe ser un entero. Números de "
-            f"cabezas válidos para d_model={d_model}: {divisors}."
-        )
-    return d_model // num_heads
+def _check_heads(d_model: int, num_heads: int, name: str = "num_heads") -> int:
+    """``d_k = d_model // num_heads``; ``name`` is how the caller calls ``num_heads``."""
+    return checks.divides(num_heads, d_model, name, "d_model",
+                          f"cada cabeza recibe d_model / {name} dimensiones, que debe ser un entero.")
 
 
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
@@ -625,19 +618,13 @@ def merge_heads(x: Tensor) -> Tensor:
     return x.transpose(1, 2).reshape(batch, seq, heads * d_k)
 
 
-def _check_kv_heads(num_heads: int, num_kv_heads) -> int:
+def _check_kv_heads(num_heads: int, num_kv_heads, name: str = "num_heads") -> int:
     """``num_kv_heads`` (``None``: ``num_heads``), a divisor of ``num_heads``."""
     if num_kv_heads is None:
         return num_heads
-    num_kv_heads = checks.positive_int(num_kv_heads, "num_kv_heads")
-    if num_heads % num_kv_heads:
-        divisors = [g for g in range(1, num_heads + 1) if num_heads % g == 0]
-        raise ValueError(
-            f"num_heads={num_heads} no es divisible entre num_kv_heads={num_kv_heads}: cada "
-            f"cabeza de clave y valor sirve a un grupo de consultas del mismo tamaño. Valores "
-            f"válidos: {divisors}."
-        )
-    return num_kv_heads
+    checks.divides(num_kv_heads, num_heads, "num_kv_heads", name,
+                   "cada cabeza de clave y valor sirve a un grupo de consultas del mismo tamaño.")
+    return int(num_kv_heads)
 
 
 def repeat_kv(x: Tensor, num_heads: int) -> Tensor:

@@ -61,6 +61,7 @@ __all__ = [
     "id_list",
     "mask",
     "boolean",
+    "divides",
     "reads_values",
     "values_checked",
 ]
@@ -205,6 +206,20 @@ def boolean(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} debe ser True o False; se recibió {value!r}.")
     return bool(value)
+
+
+def divides(part, whole, part_name: str, whole_name: str, why: str) -> int:
+    """``whole // part`` for positive integers where ``part`` divides ``whole``.
+
+    ``why`` says, in Spanish, what needs the exact division; the error lists
+    the values of ``part_name`` that would work.
+    """
+    part, whole = positive_int(part, part_name), positive_int(whole, whole_name)
+    if whole % part:
+        valid = [d for d in range(1, whole + 1) if whole % d == 0]
+        raise ValueError(f"{part_name}={part} no divide a {whole_name}={whole}: {why} "
+                         f"Valores de {part_name} válidos para {whole_name}={whole}: {valid}.")
+    return whole // part
 
 
 def one_of(value, name: str, choices: Iterable):

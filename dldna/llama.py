@@ -166,8 +166,8 @@ class LlamaLM(nn.Module):
         self.vocab = checks.positive_int(vocab, "vocab", minimum=4)
         if causal is not True:
             raise ValueError("LlamaLM solo predice el siguiente tóken: causal debe ser True.")
-        d_k = _check_heads(d_model, n_heads)
-        num_kv_heads = _check_kv_heads(n_heads, num_kv_heads)
+        d_k = _check_heads(d_model, n_heads, "n_heads")
+        num_kv_heads = _check_kv_heads(n_heads, num_kv_heads, "n_heads")
         n_layers = checks.positive_int(n_layers, "n_layers")
         self.d_hidden = swiglu_width(d_ff)
         self.embed_tokens = nn.Embedding(self.vocab, d_model, padding_idx=PAD_ID)

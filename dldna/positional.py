@@ -61,11 +61,6 @@ from dldna.attention import (
 # ---------------------------------------------------------------------------
 
 
-def _check_int(value, name: str, minimum: int = 1) -> int:
-    # NumPy integers count (checks.positive_int); a float, a text or a bool does not.
-    return checks.positive_int(value, name, minimum=minimum)
-
-
 def _check_sinusoidal_args(d_model: int, base: float) -> None:
     try:
         even = checks.positive_int(d_model, "d_model", minimum=2) % 2 == 0
@@ -186,7 +181,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         # Integer or NumPy input becomes float first: the table must not be truncated to integers.
         x = checks.features(x, "x")
         _check_sequence(x, self.d_model)
-        _check_int(offset, "offset", minimum=0)
+        checks.positive_int(offset, "offset", minimum=0)
         table = sinusoidal(offset + x.shape[1], self.d_model, self.base)[offset:]
         scale = math.sqrt(self.d_model) if self.scale_input else 1.0
         return x * scale + table.to(device=x.device, dtype=x.dtype)
@@ -206,8 +201,8 @@ class LearnedPositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int, *, scale_input: bool = False,
                  overflow: str = "error"):
         super().__init__()
-        _check_int(d_model, "d_model")
-        _check_int(max_len, "max_len")
+        checks.positive_int(d_model, "d_model")
+        checks.positive_int(max_len, "max_len")
         if overflow not in ("error", "clamp"):
             raise ValueError(f"overflow debe ser 'error' o 'clamp'; se recibió {overflow!r}.")
         self.d_model, self.max_len = d_model, max_len
@@ -221,7 +216,7 @@ class LearnedPositionalEncoding(nn.Module):
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         x = checks.features(x, "x")  # a list or an array, as SinusoidalPositionalEncoding takes
         _check_sequence(x, self.d_model)
-        _check_int(offset, "offset", minimum=0)
+        checks.positive_int(offset, "offset", minimum=0)
         last = offset + x.shape[1] - 1
         if last >= self.max_len and self.overflow == "error":
             raise ValueError(
@@ -242,15 +237,15 @@ class LearnedPositionalEncoding(nn.Module):
 
 def relative_distances(q_len: int, k_len: int | None = None, device=None) -> Tensor:
     """Matrix ``(q_len, k_len)`` of ``j - i``: how far key ``j`` is from query ``i`` (long)."""
-    _check_int(q_len, "q_len")
-    k_len = q_len if k_len is None else _check_int(k_len, "k_len")
+    checks.positive_int(q_len, "q_len")
+    k_len = q_len if k_len is None else checks.positive_int(k_len, "k_len")
     return torch.arange(k_len, device=device)[None, :] - torch.arange(q_len, device=device)[:, None]
 
 
 def clipped_distances(q_len: int, k_len: int | None = None, max_distance: int = 4,
                       device=None) -> Tensor:
     """``clip(j - i, -K, K)`` with ``K = max_distance``: shape ``(q_len, k_len)``, values in ``[-K, K]``."""
-    _check_int(max_distance, "max_distance", minimum=0)
+    checks.positive_int(max_distance, "max_distance", minimum=0)
     return relative_distances(q_len, k_len, device).clamp(-max_distance, max_distance)
 
 
@@ -270,8 +265,8 @@ class ShawRelativePosition(nn.Module):
 
     def __init__(self, d_k: int, max_distance: int = 4):
         super().__init__()
-        self.d_k = _check_int(d_k, "d_k")
-        self.max_distance = _check_int(max_distance, "max_distance", minimum=0)
+        self.d_k = checks.positive_int(d_k, "d_k")
+        self.max_distance = checks.positive_int(max_distance, "max_distance", minimum=0)
         self.keys = nn.Embedding(2 * max_distance + 1, d_k)
         self.values = nn.Embedding(2 * max_distance + 1, d_k)
         nn.init.normal_(self.keys.weight, std=d_k ** -0.5)
@@ -353,8 +348,8 @@ def t5_buckets(distances: Tensor, num_buckets: int = 32, max_distance: int = 128
     query share bucket 0.
     """
     bidirectional = checks.boolean(bidirectional, "bidirectional")
-    _check_int(num_buckets, "num_buckets", minimum=4 if bidirectional else 2)
-    _check_int(max_distance, "max_distance", minimum=2)
+    checks.positive_int(num_buckets, "num_buckets", minimum=4 if bidirectional else 2)
+    checks.positive_int(max_distance, "max_distance", minimum=2)
     distances = checks.as_tensor(distances, "distances")
     if distances.dtype.is_floating_point or distances.dtype == torch.bool or distances.is_complex():
         raise TypeError(f"distances debe contener distancias enteras (j - i), como las de "
@@ -391,7 +386,7 @@ class T5RelativeBias(nn.Module):
     def __init__(self, num_heads: int, num_buckets: int = 32, max_distance: int = 128, *,
                  bidirectional: bool = True):
         super().__init__()
-        self.num_heads = _check_int(num_heads, "num_heads")
+        self.num_heads = checks.positive_int(num_heads, "num_heads")
         self.num_buckets, self.max_distance = num_buckets, max_distance
         self.bidirectional = checks.boolean(bidirectional, "bidirectional")
         t5_buckets(torch.zeros(1, dtype=torch.long), num_buckets, max_distance, self.bidirectional)
@@ -415,7 +410,7 @@ def alibi_slopes(num_heads: int) -> Tensor:
     smaller power of two ``p`` and fill up with every other slope of ``2p``.
     Shape ``(num_heads,)``.
     """
-    _check_int(num_heads, "num_heads")
+    checks.positive_int(num_heads, "num_heads")
 
     def power_of_two(n: int) -> list[float]:
         return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
@@ -438,7 +433,7 @@ class ALiBi(nn.Module):
 
     def __init__(self, num_heads: int, slopes=None):
         super().__init__()
-        self.num_heads = _check_int(num_heads, "num_heads")
+        self.num_heads = checks.positive_int(num_heads, "num_heads")
         if slopes is None:
             values = alibi_slopes(num_heads)
         else:
@@ -581,10 +576,10 @@ def lookback_batch(batch: int, length: int, lag: int = 3, vocab: int = 16,
     ``cross_entropy``). The answer depends only on the distance to the key,
     never on the absolute position, so the task can be asked at any length.
     """
-    batch = _check_int(batch, "batch (tamaño del lote)")
-    lag = _check_int(lag, "lag (distancia hacia atrás)")
-    vocab = _check_int(vocab, "vocab (tamaño del vocabulario)")
-    _check_int(length, "length", minimum=lag + 1)
+    batch = checks.positive_int(batch, "batch (tamaño del lote)")
+    lag = checks.positive_int(lag, "lag (distancia hacia atrás)")
+    vocab = checks.positive_int(vocab, "vocab (tamaño del vocabulario)")
+    checks.positive_int(length, "length", minimum=lag + 1)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator debe ser un torch.Generator; se recibió {type(generator).__name__}.")
     x = torch.randint(0, vocab, (batch, length), generator=generator)

@@ -37,7 +37,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from dldna import checks, masking, positional
-from dldna.attention import MultiHeadAttention
+from dldna.attention import MultiHeadAttention, _check_heads
 
 __all__ = [
     "ACTIVATIONS",
@@ -78,13 +78,6 @@ POSITIONAL_SCHEMES: tuple[str, ...] = ADDITIVE_SCHEMES + ATTENTION_SCHEMES
 # ---------------------------------------------------------------------------
 
 
-def _check_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        what = "positivo" if minimum == 1 else f"mayor o igual que {minimum}"
-        raise ValueError(f"{name} debe ser un entero {what}; se recibió {value!r}.")
-    return value
-
-
 def _check_dropout(value) -> float:
     if (isinstance(value, bool) or not isinstance(value, (int, float))
             or not math.isfinite(value) or not 0.0 <= value < 1.0):
@@ -93,16 +86,6 @@ def _check_dropout(value) -> float:
             "Con 0 no se apaga ninguna activación; el artículo original usa 0.1."
         )
     return float(value)
-
-
-def _check_heads(d_model: int, n_heads: int) -> None:
-    if d_model % n_heads:
-        valid = [h for h in range(1, d_model + 1) if d_model % h == 0]
-        raise ValueError(
-            f"n_heads={n_heads} no divide a d_model={d_model}: cada cabeza recibe "
-            f"d_model / n_heads dimensiones, que debe ser un número entero. Números de "
-            f"cabezas válidos para d_model={d_model}: {valid}."
-        )
 
 
 def _check_activation(activation) -> str:
@@ -114,19 +97,13 @@ def _check_activation(activation) -> str:
     return activation
 
 
-def _check_bool(value, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} debe ser True o False; se recibió {value!r}.")
-    return value
-
-
 def _check_layer_args(d_model, n_heads, d_ff, dropout, norm_first, activation) -> None:
-    _check_int(d_model, "d_model")
-    _check_int(n_heads, "n_heads")
-    _check_int(d_ff, "d_ff")
-    _check_heads(d_model, n_heads)
+    checks.positive_int(d_model, "d_model")
+    checks.positive_int(n_heads, "n_heads")
+    checks.positive_int(d_ff, "d_ff")
+    _check_heads(d_model, n_heads, "n_heads")
     _check_dropout(dropout)
-    _check_bool(norm_first, "norm_first")
+    checks.boolean(norm_first, "norm_first")
     _check_activation(activation)
 
 
@@ -172,10 +149,10 @@ class TransformerConfig:
 
     def __post_init__(self) -> None:
         for name in ("src_vocab", "tgt_vocab", "d_model", "n_heads", "d_ff", "max_len"):
-            _check_int(getattr(self, name), name)
+            checks.positive_int(getattr(self, name), name)
         for name in ("n_encoder_layers", "n_decoder_layers"):
-            _check_int(getattr(self, name), name, minimum=0)
-        _check_heads(self.d_model, self.n_heads)
+            checks.positive_int(getattr(self, name), name, minimum=0)
+        _check_heads(self.d_model, self.n_heads, "n_heads")
         self.dropout = _check_dropout(self.dropout)
         if self.positional not in POSITIONAL_SCHEMES:
             raise ValueError(
@@ -194,8 +171,8 @@ class TransformerConfig:
             )
         _check_activation(self.activation)
         for name in ("norm_first", "tie_embeddings", "share_embeddings"):
-            _check_bool(getattr(self, name), name)
-        _check_int(self.pad_id, "pad_id", minimum=0)
+            checks.boolean(getattr(self, name), name)
+        checks.positive_int(self.pad_id, "pad_id", minimum=0)
         if self.pad_id >= min(self.src_vocab, self.tgt_vocab):
             raise ValueError(
                 f"pad_id={self.pad_id} debe ser un identificador válido en los dos vocabularios "
@@ -261,11 +238,11 @@ class TokenEmbedding(nn.Module):
 
     def __init__(self, vocab: int, d_model: int, pad_id: int | None = None):
         super().__init__()
-        _check_int(vocab, "vocab")
-        _check_int(d_model, "d_model")
+        checks.positive_int(vocab, "vocab")
+        checks.positive_int(d_model, "d_model")
         self.d_model, self.vocab, self.pad_id = d_model, vocab, pad_id
         if pad_id is not None:
-            _check_int(pad_id, "pad_id", minimum=0)
+            checks.positive_int(pad_id, "pad_id", minimum=0)
             if pad_id >= vocab:
                 raise ValueError(f"pad_id={pad_id} no cabe en un vocabulario de {vocab} tókenes.")
         self.weight = nn.Parameter(torch.randn(vocab, d_model) * d_model ** -0.5)
@@ -294,8 +271,8 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512, kind: str = "sinusoidal"):
         super().__init__()
-        _check_int(d_model, "d_model")
-        _check_int(max_len, "max_len")
+        checks.positive_int(d_model, "d_model")
+        checks.positive_int(max_len, "max_len")
         if kind not in POSITIONAL_SCHEMES:
             raise ValueError(
                 f"Codificación posicional desconocida: {kind!r}. Las disponibles son "
@@ -362,8 +339,8 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
         super().__init__()
-        _check_int(d_model, "d_model")
-        _check_int(d_ff, "d_ff")
+        checks.positive_int(d_model, "d_model")
+        checks.positive_int(d_ff, "d_ff")
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = _activation(activation)
         self.dropout = nn.Dropout(_check_dropout(dropout))
@@ -541,7 +518,7 @@ class _Stack(nn.Module):
                  dropout: float = 0.1, *, norm_first: bool = True, activation: str = "relu",
                  num_kv_heads: int | None = None):
         super().__init__()
-        _check_int(n_layers, "n_layers", minimum=0)
+        checks.positive_int(n_layers, "n_layers", minimum=0)
         _check_layer_args(d_model, n_heads, d_ff, dropout, norm_first, activation)
         self.d_model = d_model
         # Only layers that know grouped-query attention (EncoderLayer) receive it.
@@ -810,7 +787,7 @@ def trace_shapes(model: nn.Module, *inputs, max_depth: int = 3,
     Works on any module (an :class:`Encoder` on float vectors, a ViT…).
     """
     checks.module(model, "model")
-    _check_int(max_depth, "max_depth")
+    checks.positive_int(max_depth, "max_depth")
     show = checks.boolean(show, "show")
     try:  # the number of inputs, before any hook is registered
         inspect.signature(model.forward).bind(*inputs)
@@ -879,9 +856,9 @@ class DeepStack(nn.Module):
 
     def __init__(self, depth: int, width: int, *, residual: bool):
         super().__init__()
-        _check_int(depth, "depth")
-        _check_int(width, "width")
-        self.residual = _check_bool(residual, "residual")
+        checks.positive_int(depth, "depth")
+        checks.positive_int(width, "width")
+        self.residual = checks.boolean(residual, "residual")
         # PyTorch's default initialisation of nn.Linear, the one a reader gets.
         self.blocks = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
 

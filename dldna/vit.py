@@ -42,7 +42,7 @@ from dldna import checks, runtime
 from dldna.tasks.base import BenchResult
 from dldna.training import FitResult, LabelSmoothingLoss, Recipe, _check_recipe
 from dldna.training import fit as train
-from dldna.transformer import ACTIVATIONS, Encoder, PositionalEncoding
+from dldna.transformer import Encoder, PositionalEncoding, _check_layer_args
 
 __all__ = [
     "patchify",
@@ -70,13 +70,6 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # Checks (Spanish messages: a reader calls these functions directly)
 # ---------------------------------------------------------------------------
-
-
-def _check_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        what = "positivo" if minimum == 1 else f"mayor o igual que {minimum}"
-        raise ValueError(f"{name} debe ser un entero {what}; se recibió {value!r}.")
-    return int(value)
 
 
 def _check_images(images, name: str = "Las imágenes", like: nn.Module | None = None) -> Tensor:
@@ -117,7 +110,7 @@ def patchify(images: Tensor, patch_size: int) -> Tensor:
     Shapes: ``(B, C, H, W)`` → ``(B, (H/p)·(W/p), C·p·p)``.
     """
     images = _check_images(images)
-    p = _check_int(patch_size, "patch_size (tamaño del parche)")
+    p = checks.positive_int(patch_size, "patch_size (tamaño del parche)")
     b, c, h, w = images.shape
     _check_divisible(h, w, p)
     x = images.reshape(b, c, h // p, p, w // p, p)
@@ -127,9 +120,9 @@ def patchify(images: Tensor, patch_size: int) -> Tensor:
 
 def unpatchify(patches: Tensor, patch_size: int, height: int, width: int | None = None) -> Tensor:
     """Inverse of :func:`patchify`: ``(B, N, C·p·p)`` → ``(B, C, H, W)``."""
-    p = _check_int(patch_size, "patch_size (tamaño del parche)")
-    height = _check_int(height, "height (alto de la imagen)")
-    width = height if width is None else _check_int(width, "width (ancho de la imagen)")
+    p = checks.positive_int(patch_size, "patch_size (tamaño del parche)")
+    height = checks.positive_int(height, "height (alto de la imagen)")
+    width = height if width is None else checks.positive_int(width, "width (ancho de la imagen)")
     _check_divisible(height, width, p)
     patches = checks.features(patches, "Los parches", ndim=3, what="(batch, parches, valores por parche)")
     b, n, dim = patches.shape
@@ -161,9 +154,9 @@ class PatchEmbedding(nn.Module):
 
     def __init__(self, patch_size: int, in_channels: int, d_model: int, kind: str = "linear"):
         super().__init__()
-        self.patch_size = _check_int(patch_size, "patch_size (tamaño del parche)")
-        self.in_channels = _check_int(in_channels, "in_channels (canales)")
-        self.d_model = _check_int(d_model, "d_model")
+        self.patch_size = checks.positive_int(patch_size, "patch_size (tamaño del parche)")
+        self.in_channels = checks.positive_int(in_channels, "in_channels (canales)")
+        self.d_model = checks.positive_int(d_model, "d_model")
         if kind not in self.KINDS:
             raise ValueError(
                 f"Tipo de incrustación de parches desconocido: {kind!r}. Los válidos son 'linear' "
@@ -234,32 +227,14 @@ class ViTConfig:
     patch_embedding: str = "linear"
 
     def __post_init__(self) -> None:
-        for name in ("image_size", "patch_size", "in_channels", "d_model", "n_heads", "d_ff"):
-            _check_int(getattr(self, name), name)
-        _check_int(self.n_layers, "n_layers", minimum=0)
-        _check_int(self.n_classes, "n_classes", minimum=2)
-        if self.patch_size > self.image_size or self.image_size % self.patch_size:
-            valid = [p for p in range(1, self.image_size + 1) if self.image_size % p == 0]
-            raise ValueError(
-                f"patch_size={self.patch_size} no divide a image_size={self.image_size}: la imagen "
-                f"debe partirse en parches enteros, sin solaparse ni sobrar píxeles. Tamaños de "
-                f"parche válidos para {self.image_size}×{self.image_size}: {valid}."
-            )
-        if self.d_model % self.n_heads:
-            valid = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
-            raise ValueError(
-                f"n_heads={self.n_heads} no divide a d_model={self.d_model}: cada cabeza recibe "
-                f"d_model / n_heads dimensiones. Números de cabezas válidos: {valid}."
-            )
-        if (isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float))
-                or not 0.0 <= self.dropout < 1.0):
-            raise ValueError(f"dropout debe estar en [0, 1); se recibió {self.dropout!r}.")
-        if not isinstance(self.norm_first, bool):
-            raise TypeError(f"norm_first debe ser True o False; se recibió {self.norm_first!r}.")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(
-                f"Activación desconocida: {self.activation!r}. Las válidas son {list(ACTIVATIONS)}."
-            )
+        for name in ("image_size", "in_channels"):
+            checks.positive_int(getattr(self, name), name)
+        checks.positive_int(self.n_layers, "n_layers", minimum=0)
+        checks.positive_int(self.n_classes, "n_classes", minimum=2)
+        checks.divides(self.patch_size, self.image_size, "patch_size", "image_size",
+                       "la imagen debe partirse en parches enteros, sin solaparse ni sobrar píxeles.")
+        _check_layer_args(self.d_model, self.n_heads, self.d_ff, self.dropout, self.norm_first,
+                          self.activation)
         if self.patch_embedding not in PatchEmbedding.KINDS:
             raise ValueError(
                 f"patch_embedding debe ser 'linear' o 'conv'; se recibió {self.patch_embedding!r}."
@@ -391,7 +366,7 @@ class DigitsSplit:
         from sklearn.model_selection import train_test_split
 
         total = len(self.y_train)
-        n_train = _check_int(n_train, "n_train (imágenes de entrenamiento)")
+        n_train = checks.positive_int(n_train, "n_train (imágenes de entrenamiento)")
         classes = int(self.y_train.max()) + 1
         if not classes <= n_train <= total:
             raise ValueError(
@@ -402,7 +377,7 @@ class DigitsSplit:
             return self
         keep, _ = train_test_split(np.arange(total), train_size=n_train,
                                    stratify=self.y_train.cpu().numpy(),
-                                   random_state=_check_int(seed, "seed (semilla)", minimum=0))
+                                   random_state=checks.positive_int(seed, "seed (semilla)", minimum=0))
         keep = torch.as_tensor(np.sort(keep), device=self.y_train.device)
         return DigitsSplit(self.x_train[keep], self.y_train[keep], self.x_test, self.y_test, self.seed)
 
@@ -421,7 +396,7 @@ def load_digits_split(test_size: float = 0.25, seed: int = 0) -> DigitsSplit:
         raise ValueError(
             f"test_size es la fracción de prueba y debe estar en (0, 1); se recibió {test_size!r}."
         )
-    seed = _check_int(seed, "seed (semilla)", minimum=0)
+    seed = checks.positive_int(seed, "seed (semilla)", minimum=0)
     digits = load_digits()
     n_test = math.ceil(test_size * len(digits.target))  # as train_test_split counts it
     if not 10 <= n_test <= len(digits.target) - 10:
@@ -456,12 +431,12 @@ class TinyCNN(nn.Module):
 
     def __init__(self, channels: int = 16, n_classes: int = 10, dropout: float = 0.1):
         super().__init__()
-        c = _check_int(channels, "channels (canales)")
+        c = checks.positive_int(channels, "channels (canales)")
         self.net = nn.Sequential(
             nn.Conv2d(1, c, 3, padding=1), nn.ReLU(),
             nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU(),
             nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(checks.probability(dropout, "dropout")),
-            nn.Linear(2 * c * 16, _check_int(n_classes, "n_classes", minimum=2)),
+            nn.Linear(2 * c * 16, checks.positive_int(n_classes, "n_classes", minimum=2)),
         )
 
     def forward(self, images: Tensor) -> Tensor:
@@ -481,11 +456,11 @@ class MLP(nn.Module):
     def __init__(self, hidden: int = 128, n_classes: int = 10, dropout: float = 0.1,
                  n_pixels: int = 64):
         super().__init__()
-        self.n_pixels = _check_int(n_pixels, "n_pixels")
+        self.n_pixels = checks.positive_int(n_pixels, "n_pixels")
         self.net = nn.Sequential(
-            nn.Flatten(), nn.Linear(self.n_pixels, _check_int(hidden, "hidden")), nn.ReLU(),
+            nn.Flatten(), nn.Linear(self.n_pixels, checks.positive_int(hidden, "hidden")), nn.ReLU(),
             nn.Dropout(checks.probability(dropout, "dropout")),
-            nn.Linear(hidden, _check_int(n_classes, "n_classes", minimum=2)),
+            nn.Linear(hidden, checks.positive_int(n_classes, "n_classes", minimum=2)),
         )
 
     def forward(self, images: Tensor) -> Tensor:
@@ -550,7 +525,7 @@ def fit(model: nn.Module, data: DigitsSplit, recipe: Recipe = RECIPE, *, seed: i
         )
     _check_recipe(recipe)
     dev = checks.device(device)
-    seed = _check_int(seed, "seed (semilla)", minimum=0)
+    seed = checks.positive_int(seed, "seed (semilla)", minimum=0)
     x, y = data.x_train.to(dev), data.y_train.to(dev)
     n = len(y)
     size = min(recipe.batch_size, n)
@@ -746,7 +721,7 @@ def interpolate_positions(table: Tensor, grid: int, *, has_cls: bool = True,
     has_cls = checks.boolean(has_cls, "has_cls")
     if not isinstance(table, Tensor) or table.dim() != 2:
         raise ValueError("La tabla de posiciones debe ser una matriz (posiciones, d_model).")
-    grid = _check_int(grid, "grid (parches por lado)")
+    grid = checks.positive_int(grid, "grid (parches por lado)")
     if mode not in ("bicubic", "bilinear", "nearest"):
         raise ValueError(f"mode debe ser 'bicubic', 'bilinear' o 'nearest'; se recibió {mode!r}.")
     t = checks.features(table.detach(), "La tabla de posiciones")
@@ -775,16 +750,16 @@ def patch_cost(image_size: int = 8, patch_size: int = 2, d_model: int = 64, d_ff
     Returns ``{"tokens", "pairs" (n², attention scores per head and layer),
     "attention_macs", "total_macs"}``.
     """
-    p = _check_int(patch_size, "patch_size")
-    size = _check_int(image_size, "image_size")
+    p = checks.positive_int(patch_size, "patch_size")
+    size = checks.positive_int(image_size, "image_size")
     _check_divisible(size, size, p)
     n_patches = (size // p) ** 2
     n = n_patches + 1
-    d = _check_int(d_model, "d_model")
+    d = checks.positive_int(d_model, "d_model")
     per_layer_attn = 4 * n * d * d + 2 * n * n * d
-    per_layer = per_layer_attn + 2 * n * d * _check_int(d_ff, "d_ff")
-    layers = _check_int(n_layers, "n_layers", minimum=0)
-    embed = n_patches * _check_int(in_channels, "in_channels") * p * p * d
+    per_layer = per_layer_attn + 2 * n * d * checks.positive_int(d_ff, "d_ff")
+    layers = checks.positive_int(n_layers, "n_layers", minimum=0)
+    embed = n_patches * checks.positive_int(in_channels, "in_channels") * p * p * d
     return {"tokens": n, "pairs": n * n, "attention_macs": layers * 2 * n * n * d,
             "total_macs": embed + layers * per_layer}
 
@@ -802,10 +777,10 @@ def window_mask(height: int, width: int, window: int, shift: int = 0) -> Tensor:
 
     Shape ``(height·width, height·width)``, ``True`` = may attend.
     """
-    h = _check_int(height, "height (alto)")
-    w = _check_int(width, "width (ancho)")
-    win = _check_int(window, "window (tamaño de la ventana)")
-    s = _check_int(shift, "shift (desplazamiento)", minimum=0)
+    h = checks.positive_int(height, "height (alto)")
+    w = checks.positive_int(width, "width (ancho)")
+    win = checks.positive_int(window, "window (tamaño de la ventana)")
+    s = checks.positive_int(shift, "shift (desplazamiento)", minimum=0)
     if h % win or w % win:
         raise ValueError(f"La ventana de {win}×{win} debe dividir la cuadrícula de {h}×{w}.")
     if s >= win:

@@ -168,7 +168,8 @@ ATTENTION = [
         ValueError,
         "misma dimensión",
     ),
-    rejects("split_heads con cabezas que no dividen", lambda: A.split_heads(X, 3), ValueError, "divisible"),
+    rejects("split_heads con cabezas que no dividen", lambda: A.split_heads(X, 3), ValueError,
+            "num_heads=3 no divide a d_model"),
     rejects("split_heads con cabezas como texto", lambda: A.split_heads(X, "2"), ValueError, "sin comillas"),
     rejects("texto donde va un tensor", lambda: A.dot_similarity("hola"), TypeError, "tensor"),
     rejects(
@@ -425,6 +426,14 @@ CHECKS = [
     accepts(
         "positive_int con un tensor 0-d", lambda: checks.positive_int(torch.tensor(4), "n"), lambda n: n == 4
     ),
+    rejects("divides: 3 no divide a 10", lambda: checks.divides(3, 10, "num_heads", "d_model", "motivo."),
+            ValueError, "num_heads=3 no divide a d_model=10: motivo. Valores de num_heads válidos para "
+            "d_model=10: [1, 2, 5, 10]."),
+    rejects("divides: una parte mayor que el todo", lambda: checks.divides(16, 8, "p", "n", "motivo."),
+            ValueError, "p=16 no divide a n=8"),
+    rejects("divides: parte 0", lambda: checks.divides(0, 8, "p", "n", "motivo."), ValueError,
+            "p debe ser un entero positivo"),
+    accepts("divides: 4 divide a 32", lambda: checks.divides(4, 32, "p", "n", "motivo."), lambda q: q == 8),
     rejects("probability con 1.5", lambda: checks.probability(1.5, "p"), ValueError, "probabilidad"),
     rejects("probability con NaN", lambda: checks.probability(NAN, "p"), ValueError, "probabilidad"),
     rejects(

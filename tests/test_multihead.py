@@ -123,7 +123,8 @@ def test_fully_masked_query_gets_zero_weights_and_finite_output(pair):
 
 
 def test_errors_are_clear():
-    with pytest.raises(ValueError, match="divisible"):
+    message = r"num_heads=3 no divide a d_model=10: cada cabeza recibe d_model / num_heads"
+    with pytest.raises(ValueError, match=message):
         MultiHeadAttention(10, 3)
     layer = MultiHeadAttention(8, 2)
     with pytest.raises(ValueError, match="d_model=8"):
