@@ -149,7 +149,7 @@ def describe(device: torch.device | str | None = None) -> str:
         f"Entorno: {where}",
         f"Python {platform.python_version()} · PyTorch {torch.__version__.split('+')[0]}",
         f"Dispositivo de entrenamiento: {dev.type}"
-        + (" (GPU: los mismos experimentos que en CPU, más deprisa)" if is_accelerated(dev) else
-           " (CPU: los mismos experimentos que con GPU, más despacio)"),
+        + (" (GPU: los mismos experimentos que en CPU)" if is_accelerated(dev) else
+           " (CPU: los mismos experimentos que con GPU)"),
     ]
     return "\n".join(lines)

@@ -117,7 +117,10 @@ def test_describe_promises_the_same_cells_on_every_device(monkeypatch):
     gpu, cpu = runtime.describe(torch.device("cuda")), runtime.describe(torch.device("cpu"))
     for text in (gpu, cpu):
         assert "mismos experimentos" in text and "grande" not in text and "pequeñ" not in text
-    assert "más deprisa" in gpu and "más despacio" in cpu
+    assert gpu.endswith("(GPU: los mismos experimentos que en CPU)")
+    assert cpu.endswith("(CPU: los mismos experimentos que con GPU)")
+    # No speed claim: no output of the book was computed on a GPU, so none was measured.
+    assert not any(word in text for text in (gpu, cpu) for word in ("deprisa", "despacio", "rápid", "lent"))
 
 
 def test_cpu_describe_names_the_threads_only_when_they_differ_from_the_book():
