@@ -10,8 +10,8 @@ one place:
 * :func:`seed_everything` seeds Python, NumPy and PyTorch (CPU and CUDA).
 
 No setting of the book depends on the device: every cell runs the same
-experiment on a CPU, a CUDA GPU or Apple's MPS. A GPU runs it faster, and its
-own kernels may move the last digits of a training run.
+experiment on a CPU, a CUDA GPU or Apple's MPS; a GPU's own kernels may move
+the last digits of a training run (how fast it runs there was never measured).
 """
 
 from __future__ import annotations
