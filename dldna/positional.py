@@ -181,7 +181,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         # Integer or NumPy input becomes float first: the table must not be truncated to integers.
         x = checks.features(x, "x")
         _check_sequence(x, self.d_model)
-        checks.positive_int(offset, "offset", minimum=0)
+        checks.non_negative_int(offset, "offset")
         table = sinusoidal(offset + x.shape[1], self.d_model, self.base)[offset:]
         scale = math.sqrt(self.d_model) if self.scale_input else 1.0
         return x * scale + table.to(device=x.device, dtype=x.dtype)
@@ -216,7 +216,7 @@ class LearnedPositionalEncoding(nn.Module):
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         x = checks.features(x, "x")  # a list or an array, as SinusoidalPositionalEncoding takes
         _check_sequence(x, self.d_model)
-        checks.positive_int(offset, "offset", minimum=0)
+        checks.non_negative_int(offset, "offset")
         last = offset + x.shape[1] - 1
         if last >= self.max_len and self.overflow == "error":
             raise ValueError(
@@ -245,7 +245,7 @@ def relative_distances(q_len: int, k_len: int | None = None, device=None) -> Ten
 def clipped_distances(q_len: int, k_len: int | None = None, max_distance: int = 4,
                       device=None) -> Tensor:
     """``clip(j - i, -K, K)`` with ``K = max_distance``: shape ``(q_len, k_len)``, values in ``[-K, K]``."""
-    checks.positive_int(max_distance, "max_distance", minimum=0)
+    checks.non_negative_int(max_distance, "max_distance")
     return relative_distances(q_len, k_len, device).clamp(-max_distance, max_distance)
 
 
@@ -266,7 +266,7 @@ class ShawRelativePosition(nn.Module):
     def __init__(self, d_k: int, max_distance: int = 4):
         super().__init__()
         self.d_k = checks.positive_int(d_k, "d_k")
-        self.max_distance = checks.positive_int(max_distance, "max_distance", minimum=0)
+        self.max_distance = checks.non_negative_int(max_distance, "max_distance")
         self.keys = nn.Embedding(2 * max_distance + 1, d_k)
         self.values = nn.Embedding(2 * max_distance + 1, d_k)
         nn.init.normal_(self.keys.weight, std=d_k ** -0.5)

@@ -98,10 +98,8 @@ def _check_activation(activation) -> str:
 
 
 def _check_layer_args(d_model, n_heads, d_ff, dropout, norm_first, activation) -> None:
-    checks.positive_int(d_model, "d_model")
-    checks.positive_int(n_heads, "n_heads")
+    _check_heads(d_model, n_heads, "n_heads")  # also checks both are positive integers
     checks.positive_int(d_ff, "d_ff")
-    _check_heads(d_model, n_heads, "n_heads")
     _check_dropout(dropout)
     checks.boolean(norm_first, "norm_first")
     _check_activation(activation)
@@ -151,7 +149,7 @@ class TransformerConfig:
         for name in ("src_vocab", "tgt_vocab", "d_model", "n_heads", "d_ff", "max_len"):
             checks.positive_int(getattr(self, name), name)
         for name in ("n_encoder_layers", "n_decoder_layers"):
-            checks.positive_int(getattr(self, name), name, minimum=0)
+            checks.non_negative_int(getattr(self, name), name)
         _check_heads(self.d_model, self.n_heads, "n_heads")
         self.dropout = _check_dropout(self.dropout)
         if self.positional not in POSITIONAL_SCHEMES:
@@ -172,7 +170,7 @@ class TransformerConfig:
         _check_activation(self.activation)
         for name in ("norm_first", "tie_embeddings", "share_embeddings"):
             checks.boolean(getattr(self, name), name)
-        checks.positive_int(self.pad_id, "pad_id", minimum=0)
+        checks.non_negative_int(self.pad_id, "pad_id")
         if self.pad_id >= min(self.src_vocab, self.tgt_vocab):
             raise ValueError(
                 f"pad_id={self.pad_id} debe ser un identificador válido en los dos vocabularios "
@@ -242,7 +240,7 @@ class TokenEmbedding(nn.Module):
         checks.positive_int(d_model, "d_model")
         self.d_model, self.vocab, self.pad_id = d_model, vocab, pad_id
         if pad_id is not None:
-            checks.positive_int(pad_id, "pad_id", minimum=0)
+            checks.non_negative_int(pad_id, "pad_id")
             if pad_id >= vocab:
                 raise ValueError(f"pad_id={pad_id} no cabe en un vocabulario de {vocab} tókenes.")
         self.weight = nn.Parameter(torch.randn(vocab, d_model) * d_model ** -0.5)
@@ -518,7 +516,7 @@ class _Stack(nn.Module):
                  dropout: float = 0.1, *, norm_first: bool = True, activation: str = "relu",
                  num_kv_heads: int | None = None):
         super().__init__()
-        checks.positive_int(n_layers, "n_layers", minimum=0)
+        checks.non_negative_int(n_layers, "n_layers")
         _check_layer_args(d_model, n_heads, d_ff, dropout, norm_first, activation)
         self.d_model = d_model
         # Only layers that know grouped-query attention (EncoderLayer) receive it.

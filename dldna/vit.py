@@ -229,7 +229,7 @@ class ViTConfig:
     def __post_init__(self) -> None:
         for name in ("image_size", "in_channels"):
             checks.positive_int(getattr(self, name), name)
-        checks.positive_int(self.n_layers, "n_layers", minimum=0)
+        checks.non_negative_int(self.n_layers, "n_layers")
         checks.positive_int(self.n_classes, "n_classes", minimum=2)
         checks.divides(self.patch_size, self.image_size, "patch_size", "image_size",
                        "la imagen debe partirse en parches enteros, sin solaparse ni sobrar píxeles.")
@@ -377,7 +377,7 @@ class DigitsSplit:
             return self
         keep, _ = train_test_split(np.arange(total), train_size=n_train,
                                    stratify=self.y_train.cpu().numpy(),
-                                   random_state=checks.positive_int(seed, "seed (semilla)", minimum=0))
+                                   random_state=checks.non_negative_int(seed, "seed (semilla)"))
         keep = torch.as_tensor(np.sort(keep), device=self.y_train.device)
         return DigitsSplit(self.x_train[keep], self.y_train[keep], self.x_test, self.y_test, self.seed)
 
@@ -396,7 +396,7 @@ def load_digits_split(test_size: float = 0.25, seed: int = 0) -> DigitsSplit:
         raise ValueError(
             f"test_size es la fracción de prueba y debe estar en (0, 1); se recibió {test_size!r}."
         )
-    seed = checks.positive_int(seed, "seed (semilla)", minimum=0)
+    seed = checks.non_negative_int(seed, "seed (semilla)")
     digits = load_digits()
     n_test = math.ceil(test_size * len(digits.target))  # as train_test_split counts it
     if not 10 <= n_test <= len(digits.target) - 10:
@@ -525,7 +525,7 @@ def fit(model: nn.Module, data: DigitsSplit, recipe: Recipe = RECIPE, *, seed: i
         )
     _check_recipe(recipe)
     dev = checks.device(device)
-    seed = checks.positive_int(seed, "seed (semilla)", minimum=0)
+    seed = checks.non_negative_int(seed, "seed (semilla)")
     x, y = data.x_train.to(dev), data.y_train.to(dev)
     n = len(y)
     size = min(recipe.batch_size, n)
@@ -758,7 +758,7 @@ def patch_cost(image_size: int = 8, patch_size: int = 2, d_model: int = 64, d_ff
     d = checks.positive_int(d_model, "d_model")
     per_layer_attn = 4 * n * d * d + 2 * n * n * d
     per_layer = per_layer_attn + 2 * n * d * checks.positive_int(d_ff, "d_ff")
-    layers = checks.positive_int(n_layers, "n_layers", minimum=0)
+    layers = checks.non_negative_int(n_layers, "n_layers")
     embed = n_patches * checks.positive_int(in_channels, "in_channels") * p * p * d
     return {"tokens": n, "pairs": n * n, "attention_macs": layers * 2 * n * n * d,
             "total_macs": embed + layers * per_layer}
@@ -780,7 +780,7 @@ def window_mask(height: int, width: int, window: int, shift: int = 0) -> Tensor:
     h = checks.positive_int(height, "height (alto)")
     w = checks.positive_int(width, "width (ancho)")
     win = checks.positive_int(window, "window (tamaño de la ventana)")
-    s = checks.positive_int(shift, "shift (desplazamiento)", minimum=0)
+    s = checks.non_negative_int(shift, "shift (desplazamiento)")
     if h % win or w % win:
         raise ValueError(f"La ventana de {win}×{win} debe dividir la cuadrícula de {h}×{w}.")
     if s >= win:
