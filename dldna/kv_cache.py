@@ -146,7 +146,8 @@ def greedy_generate(model: LanguageModel, prompt: Tensor, steps: int, *,
     """The prompt ``(batch, P)`` followed by ``steps`` greedy tokens: ``(batch, P + steps)``.
 
     ``use_cache=False`` calls the model on the whole sequence at every step
-    (as :mod:`dldna.decoding` does); ``True`` reads the prompt once and then
+    (as :mod:`dldna.decoding` does with its decoder over the written prefix;
+    there the encoder reads the source once); ``True`` reads the prompt once and then
     one token per step with :func:`forward_cached`. No stop at EOS: every row
     gets ``steps`` tokens, so the two ways can be compared token by token.
     """
