@@ -209,3 +209,39 @@ def test_ci_runs_the_readme_test_command():
     # The README's test command, then every chapter on Colab's stack (README: make colab).
     assert [c.strip() for c in commands if c.strip().startswith("make")] == ["make test", "make colab"]
     assert "make colab" in readme
+
+
+# Chapter 0's convention for printed checks: a question that says «idéntico» or «bit a bit»
+# compares with torch.equal (no tolerance); «¿igual…?» may use allclose.
+IDENTITY_LABEL = re.compile(r"¿[^?]*idéntic|bit a bit", re.I)
+
+
+def _identity_prints_without_equal(source: str) -> list[str]:
+    """The ``print(...)`` calls of ``source`` whose label claims identity but that call no ``equal``."""
+    import ast
+
+    # IPython lines (%pip, %matplotlib) are not Python: a placeholder keeps the blocks around them valid.
+    code = "\n".join(line[:len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!"))
+                     else line for line in source.splitlines())
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+            text = ast.get_source_segment(code, node)
+            if IDENTITY_LABEL.search(text) and "equal(" not in text:
+                found.append(text)
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_identity_labels_compare_with_torch_equal(path):
+    for i, cell in enumerate(read(path).cells):
+        if cell.cell_type == "code":
+            bad = _identity_prints_without_equal(cell.source)
+            assert not bad, (f"celda {i}: la etiqueta dice «idéntico» o «bit a bit» y no compara con "
+                             f"torch.equal (capítulo 0, sección 4): {bad}")
+
+
+def test_the_identity_label_check_finds_one():
+    assert _identity_prints_without_equal('print("¿idénticos?", torch.allclose(a, b))')
+    assert not _identity_prints_without_equal('print("¿idénticos?", torch.equal(a, b))')
+    assert not _identity_prints_without_equal('print("¿iguales?", torch.allclose(a, b))')
