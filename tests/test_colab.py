@@ -114,6 +114,25 @@ def test_problems_lets_numbers_move_when_checks_hold():
     assert colab.problems(stored, executed) == []
 
 
+def test_changed_lines_counts_a_moved_figure_as_nbval_would():
+    """A last digit that moved is a changed line; what nbval does not compare is not."""
+    stored = _notebook([
+        _code(_stream("Entorno: Jupyter local (o pruebas)\nPython 3.11.7 · PyTorch 2.13.0\n")),
+        _code(_stream("semilla 0: 100 % |████| 300/300 [00:02<00:00, 112.02 pasos/s]\nexactitud 24.1 %\n")),
+        _code(_stream("12.3 s\n"), tags=["nbval-ignore-output"]),
+        _code(_stream("pérdida 0.8788\n"))])
+    executed = _notebook([
+        _code(_stream("Entorno: Google Colab\nPython 3.13.15 · PyTorch 2.11.0\n")),
+        _code(_stream("\rsemilla 0:  41 % |██  | 123/300 [00:01<00:01, 122.96 pasos/s]"),
+              _stream("\rsemilla 0: 100 % |████| 300/300 [00:02<00:00, 128.26 pasos/s]\nexactitud 24.1 %\n")),
+        _code(_stream("20.5 s\n"), tags=["nbval-ignore-output"]),
+        _code(_stream("pérdida 0.8789\n"))])
+    assert colab.changed_lines(stored, copy.deepcopy(stored)) == []
+    assert colab.changed_lines(stored, executed) == [(4, "pérdida 0.8788", "pérdida 0.8789")]
+    missing = _notebook(executed["cells"][:3] + [_code()])
+    assert colab.changed_lines(stored, missing) == [(4, "pérdida 0.8788", "")]
+
+
 def test_problems_sees_errors_and_tracebacks():
     error = {"output_type": "error", "ename": "AttributeError",
              "evalue": "'VBox' object has no attribute '_repr_mimebundle_'", "traceback": []}

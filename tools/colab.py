@@ -29,6 +29,12 @@ environment's site-packages). The run fails when
 * an explorer did not draw its picture (its widget state has no image), or
   shows an error box the stored notebook does not.
 
+Beside the problems it counts, for each chapter, the printed lines that differ
+from the book's, compared as nbval compares them (cells tagged
+``nbval-ignore-output`` skipped, ``tests/nbval_sanitize.cfg`` applied): not a
+failure, since another torch may move a last digit, but the figure chapter 0
+quotes, measured again on every run (each line is listed).
+
 It prints a table of chapters, seconds and problems, and writes the executed
 notebooks to ``_build/colab/<device>/`` to look at. ``--device cuda`` is the
 GPU run (the notebooks pick the GPU through ``DLDNA_DEVICE``).
@@ -330,6 +336,62 @@ def problems(stored: dict, executed: dict) -> list[str]:
     return found
 
 
+def _sanitizers() -> list[tuple[re.Pattern, str]]:
+    """nbval's sanitizers (``tests/nbval_sanitize.cfg``): what legitimately varies between runs."""
+    import configparser
+
+    config = configparser.ConfigParser(interpolation=None)  # the regexes hold «%»
+    config.read(ROOT / "tests" / "nbval_sanitize.cfg", encoding="utf-8")
+    return [(re.compile(config[name]["regex"]), config[name]["replace"]) for name in config.sections()]
+
+
+#: The lines of ``dldna.runtime.describe``: where, with what, on which device; in Colab they differ by design.
+_ENVIRONMENT_LINE = re.compile(r"^(Entorno: |Python \S+ · PyTorch |Dispositivo de entrenamiento: )")
+
+
+def _terminal_view():
+    """``tools/notebooks.py``'s ``terminal_view``: streams as the book stores them (bars redrawn once)."""
+    spec = importlib.util.spec_from_file_location("book_notebooks", Path(__file__).with_name("notebooks.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.terminal_view
+
+
+def changed_lines(stored: dict, executed: dict) -> list[tuple[int, str, str]]:
+    """``(cell, book's line, executed line)`` for every printed line that differs.
+
+    Compared as nbval compares the notebook: cells the book tags
+    ``nbval-ignore-output`` are skipped, streams are read as a terminal shows
+    them and nbval's sanitizers apply to both sides; a line one side lacks is
+    compared with ``""``. Left out by design: the set-up cell (in Colab it
+    installs) and the environment's description (:data:`_ENVIRONMENT_LINE`).
+    ``cell`` counts code cells from 1, as :func:`problems` does.
+    """
+    rules, view = _sanitizers(), _terminal_view()
+
+    def lines(cell: dict) -> list[str]:
+        # The JSON may split a stream's text into a list of lines; terminal_view wants one string.
+        outputs = [{**o, "text": "".join(o["text"])} if o.get("output_type") == "stream" else o
+                   for o in cell.get("outputs", [])]
+        text = "\n".join(_texts({"outputs": view(outputs)}))
+        for pattern, replace in rules:
+            text = pattern.sub(replace, text)
+        return [line for line in text.splitlines() if line.strip() and not _ENVIRONMENT_LINE.match(line)]
+
+    old_cells, new_cells = _code_cells(stored), _code_cells(executed)
+    if len(old_cells) != len(new_cells):  # problems() says so; the lines cannot be paired
+        return []
+    found = []
+    for i, (old, new) in enumerate(zip(old_cells, new_cells, strict=True), start=1):
+        if {"nbval-ignore-output", "setup"} & set(old.get("metadata", {}).get("tags", [])):
+            continue
+        before, after = lines(old), lines(new)
+        before += [""] * (len(after) - len(before))
+        after += [""] * (len(before) - len(after))
+        found += [(i, a, b) for a, b in zip(before, after, strict=True) if a != b]
+    return found
+
+
 def _execute(path: Path, out: Path, device: str) -> None:
     """Run inside the Colab environment: execute ``path`` into ``out`` (nbclient)."""
     import nbformat
@@ -379,24 +441,30 @@ def run(venv: Path, device: str, notebooks: list[Path]) -> int:
             done = subprocess.run([python, str(Path(__file__).resolve()), "_execute", str(copy),
                                    str(executed_path), device], env=environ, cwd=work)
             seconds = time.perf_counter() - start
+            changed = []
             if done.returncode != 0 or not executed_path.exists():
                 found = [f"nbclient terminó con código {done.returncode}"]
             else:
                 stored = json.loads(source.read_text(encoding="utf-8"))
                 executed = json.loads(executed_path.read_text(encoding="utf-8"))
                 found = problems(stored, executed)
+                changed = changed_lines(stored, executed)
                 origin = "\n".join(_texts(executed["cells"][-1]))
                 if f"DLDNA_FROM {venv.resolve()}" not in origin and f"DLDNA_FROM {venv}" not in origin:
                     found.append("dldna no vino del entorno de Colab: " + origin.strip()[:200])
             failed += bool(found)
-            rows.append((source.name, seconds, found))
+            rows.append((source.name, seconds, found, len(changed)))
             status = "bien" if not found else f"{len(found)} problema(s)"
-            print(f"{source.name:<32} {seconds:7.1f} s  {status}", flush=True)
+            print(f"{source.name:<32} {seconds:7.1f} s  {status:<14} "
+                  f"{len(changed):>4} líneas distintas del libro", flush=True)
             for item in found:
                 print(f"    - {item}", flush=True)
+            for cell, old, new in changed:
+                print(f"    celda {cell}:\n      libro: {old}\n      aquí:  {new}", flush=True)
     total = sum(r[1] for r in rows)
     print(f"\n{len(rows)} capítulos en {device} ({_versions(python)}): {total:.0f} s en total; "
-          f"{failed} con problemas")
+          f"{failed} con problemas; {sum(r[3] for r in rows)} líneas impresas distintas de las del libro "
+          "(comparadas como nbval, sin los tiempos)")
     return 1 if failed else 0
 
 
