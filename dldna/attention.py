@@ -16,10 +16,9 @@ Contents, in the order the book meets them:
   outputs are convex combinations of its inputs (:func:`is_convex_combination`,
   :func:`convex_hull_2d`, :func:`in_convex_hull_2d`);
 * the scoring functions of RNN encoder-decoders: :class:`DotScore`,
-  :class:`ScaledDotScore`, :class:`BilinearScore` (Luong) and
-  :class:`AdditiveScore` (Bahdanau), with :func:`attend`;
-* :func:`scaled_dot_product_attention` (and its weights alone,
-  :func:`attention_weights`) and :class:`SelfAttention` (Q, K, V);
+  :class:`BilinearScore` (Luong) and :class:`AdditiveScore` (Bahdanau), with
+  :func:`attend`;
+* :func:`scaled_dot_product_attention` and :class:`SelfAttention` (Q, K, V);
 * :class:`MultiHeadAttention` (explicit or fused path) and
   :class:`CollaborativeAttention`.
 
@@ -103,25 +102,6 @@ def _softmax(scores: Tensor, dim: int, temperature: float) -> Tensor:
     total = exps.sum(dim=dim, keepdim=True)
     # Peak -inf: every exp is 0 and the slice stays zeros.
     return exps / torch.where(total > 0, total, torch.ones_like(total))
-
-
-def attention_weights(
-    query: Tensor,
-    key: Tensor,
-    mask: Tensor | None = None,
-    scale: float | None = None,
-    temperature: float = 1.0,
-    bias: Tensor | None = None,
-) -> Tensor:
-    """softmax((Q Kᵀ · scale + bias) / temperature), the weights of :func:`scaled_dot_product_attention`.
-
-    Same arguments and checks as :func:`scaled_dot_product_attention`, without
-    the values; returns ``(..., q_len, k_len)``.
-    """
-    query, key, _, mask, scale, temperature, bias = _check_attention(
-        query, key, None, mask, scale, temperature, bias)
-    no_values = key.new_empty(key.shape[:-1] + (0,))  # the weights do not depend on V
-    return _attend(query, key, no_values, mask, scale, temperature, bias)[1]
 
 
 def scaled_dot_product_attention(
@@ -426,14 +406,6 @@ class DotScore(nn.Module):
         query, keys = _check_score_inputs(query, keys)
         _check_same_dim(query, keys, "la consulta y las claves")
         return query @ keys.transpose(-2, -1)
-
-
-class ScaledDotScore(DotScore):
-    """``score(s, h) = s · h / √d`` (Vaswani et al., 2017)."""
-
-    def forward(self, query: Tensor, keys: Tensor) -> Tensor:
-        scores = super().forward(query, keys)
-        return scores / math.sqrt(_as_matrix(query, "query").shape[-1])
 
 
 class BilinearScore(nn.Module):

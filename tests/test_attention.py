@@ -138,13 +138,12 @@ def test_attention_outputs_lie_in_the_hull_of_2d_inputs():
 # --------------------------------------------------------------------- scoring functions
 
 
-def test_dot_scaled_and_bilinear_scores():
+def test_dot_and_bilinear_scores():
     torch.manual_seed(2)
     s, h = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     dot = A.DotScore()(s, h)
     assert dot.shape == (2, 3, 5)
     assert torch.allclose(dot, s @ h.transpose(-2, -1))
-    assert torch.allclose(A.ScaledDotScore()(s, h), dot / 2.0)
     bil = A.BilinearScore(4)
     with torch.no_grad():
         bil.weight.copy_(torch.eye(4))
@@ -398,8 +397,6 @@ def test_scores_too_large_for_the_dtype_are_refused_not_nan(dtype, big):
     assert torch.isnan(naive).any()  # what the plain formula gives
     with pytest.raises(ValueError, match="no caben en"):
         A.scaled_dot_product_attention(q, k, v)
-    with pytest.raises(ValueError, match="no caben en"):
-        A.attention_weights(q, k)
 
 
 def test_half_precision_attention_is_computed_in_float32():
@@ -431,13 +428,6 @@ def test_mixed_dtypes_and_numpy_inputs_are_converted():
     out64, _ = layer(x64)
     torch.testing.assert_close(out64, layer(x64.float())[0])
     assert A.cosine_similarity(x64[0], x64[0].float()).dtype == torch.float64
-
-
-def test_attention_weights_are_the_weights_of_sdpa():
-    g = torch.Generator().manual_seed(3)
-    q, k, v = (torch.randn(2, 4, 5, generator=g) for _ in range(3))
-    mask = torch.ones(4, 4, dtype=torch.bool).tril()
-    assert torch.equal(A.attention_weights(q, k, mask=mask), A.scaled_dot_product_attention(q, k, v, mask)[1])
 
 
 def test_sdpa_rejects_what_it_cannot_use_in_spanish():

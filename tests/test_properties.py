@@ -407,8 +407,6 @@ SPECS: dict[str, Spec] = {
                                          "mask": Mask((3, 4))}),
     # --- attention -----------------------------------------------------------------
     "dldna.attention.softmax": Spec({"scores": Floats((3, 4), any_rank=True), "temperature": TEMPERATURE}),
-    "dldna.attention.attention_weights": Spec({"query": Floats((2, 3, 4)), "key": Floats((2, 5, 4)),
-                                               "temperature": TEMPERATURE}),
     "dldna.attention.scaled_dot_product_attention": Spec(
         {"query": Floats((2, 3, 4), any_rank=True), "key": Floats((2, 5, 4), any_rank=True),
          "value": Floats((2, 5, 6), any_rank=True)}),
@@ -1141,8 +1139,6 @@ SPECS: dict[str, Spec] = {
     "dldna.viz.style.figure_or_new": Spec({"ax": Fixed(lambda: None, bad=("ejes", 3, [None]))},
                                           call=lambda ax: style.figure_or_new(ax)[0].get_figwidth()),
     "dldna.viz.style.colormap_lut": Spec({"name": Choice(("viridis", "RdBu_r", "gray_r")), "n": Int(2, 64)}),
-    "dldna.viz.style.matplotlib_cmap": Spec({"name": Choice(("viridis", "RdBu_r", "gray_r"))},
-                                            call=lambda name: style.matplotlib_cmap(name).name),
     "dldna.viz.style.check_cmap": Spec({"name": Choice(("viridis", "RdBu_r", "magma"))}),
     "dldna.viz.style.check_color": Spec(
         {"value": Fixed(lambda: "#D55E00", bad=(None, 3, "no-es-color", True))}),
@@ -1315,8 +1311,6 @@ SPECS: dict[str, Spec] = {
          "atol": Num(0, None, typical=(1e-8, 1e-2))}),
     "dldna.attention.DotScore": Spec(_SCORE_ARGS,
                                      call=_no_grad(lambda **kw: A.DotScore()(**kw))),
-    "dldna.attention.ScaledDotScore": Spec(_SCORE_ARGS,
-                                           call=_no_grad(lambda **kw: A.ScaledDotScore()(**kw))),
     "dldna.attention.AdditiveScore": Spec(_SCORE_ARGS,
                                           call=_no_grad(lambda **kw: _seeded(A.AdditiveScore, 4)(**kw))),
     "dldna.attention.BilinearScore": Spec(_SCORE_ARGS,

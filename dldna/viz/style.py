@@ -120,11 +120,6 @@ def figure_png(fig: Figure, dpi: int = 90) -> bytes:
     return buf.getvalue()
 
 
-def matplotlib_cmap(name: str):
-    """The named colour map with masked ("bad") cells in :data:`MASKED_COLOR`."""
-    return matplotlib.colormaps[check_cmap(name)].with_extremes(bad=MASKED_COLOR)
-
-
 def check_cmap(name) -> str:
     """``name`` if it is the name of a matplotlib colour map (a Spanish refusal otherwise)."""
     if not isinstance(name, str) or name not in matplotlib.colormaps:
