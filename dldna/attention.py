@@ -19,7 +19,8 @@ Contents, in the order the book meets them:
   :class:`BilinearScore` (Luong) and :class:`AdditiveScore` (Bahdanau), with
   :func:`attend`;
 * :func:`scaled_dot_product_attention` and :class:`SelfAttention` (Q, K, V);
-* :class:`MultiHeadAttention` (explicit or fused path) and
+* :class:`MultiHeadAttention` (explicit or fused path, with :func:`split_heads`,
+  :func:`merge_heads` and, for grouped keys and values, :func:`repeat_kv`) and
   :class:`CollaborativeAttention`.
 
 Inputs are checked with :mod:`dldna.checks`: float64 tensors, NumPy arrays and
@@ -176,10 +177,10 @@ def _check_scores(scores: Tensor) -> None:
 def _check_attention(query, key, value, mask, scale, temperature, bias):
     query = checks.features(query, "query", finite=True)
     key = checks.features(key, "key", like=query, finite=True)
-    value = None if value is None else checks.features(value, "value", like=query, finite=True)
+    value = checks.features(value, "value", like=query, finite=True)
     for name, t, last in (("query", query, "q_len, d_k"), ("key", key, "k_len, d_k"),
                           ("value", value, "k_len, d_v")):
-        if t is not None and t.dim() < 2:
+        if t.dim() < 2:
             raise ValueError(f"{name} debe tener forma (..., {last}); tiene forma {tuple(t.shape)}. "
                              "Para un solo vector añade una dimensión: x[None].")
     if query.shape[-1] != key.shape[-1]:
@@ -187,7 +188,7 @@ def _check_attention(query, key, value, mask, scale, temperature, bias):
             f"Las consultas y las claves deben tener la misma dimensión d_k: "
             f"query termina en {query.shape[-1]} y key en {key.shape[-1]}."
         )
-    if value is not None and key.shape[-2] != value.shape[-2]:
+    if key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"Debe haber tantos valores como claves: key tiene {key.shape[-2]} posiciones "
             f"y value {value.shape[-2]}."

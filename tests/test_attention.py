@@ -442,3 +442,6 @@ def test_sdpa_rejects_what_it_cannot_use_in_spanish():
         A.scaled_dot_product_attention(q, q, q, mask=torch.ones(2, 3, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"x\[None\]"):
         A.scaled_dot_product_attention(q[0], q, q)
+    for missing in ((None, q, q), (q, None, q), (q, q, None)):
+        with pytest.raises(TypeError, match="debe ser un tensor"):
+            A.scaled_dot_product_attention(*missing)

@@ -114,23 +114,36 @@ def test_problems_lets_numbers_move_when_checks_hold():
     assert colab.problems(stored, executed) == []
 
 
+def _html(text):
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/html": text, "text/plain": "<tabla>"}}
+
+
 def test_changed_lines_counts_a_moved_figure_as_nbval_would():
     """A last digit that moved is a changed line; what nbval does not compare is not."""
     stored = _notebook([
+        _code(tags=["setup"]),
         _code(_stream("Entorno: Jupyter local (o pruebas)\nPython 3.11.7 · PyTorch 2.13.0\n")),
         _code(_stream("semilla 0: 100 % |████| 300/300 [00:02<00:00, 112.02 pasos/s]\nexactitud 24.1 %\n")),
         _code(_stream("12.3 s\n"), tags=["nbval-ignore-output"]),
-        _code(_stream("pérdida 0.8788\n"))])
+        _code(_stream("pérdida 0.8788\n"), _html("<b>0.8788</b>"))])
     executed = _notebook([
+        _code(_stream("Note: you may need to restart the kernel to use updated packages.\n"), tags=["setup"]),
         _code(_stream("Entorno: Google Colab\nPython 3.13.15 · PyTorch 2.11.0\n")),
+        # A bar redrawn with \r, interrupted by another stream: nbval merges each stream by name.
         _code(_stream("\rsemilla 0:  41 % |██  | 123/300 [00:01<00:01, 122.96 pasos/s]"),
+              {"output_type": "stream", "name": "stderr", "text": "aviso\n"},
               _stream("\rsemilla 0: 100 % |████| 300/300 [00:02<00:00, 128.26 pasos/s]\nexactitud 24.1 %\n")),
         _code(_stream("20.5 s\n"), tags=["nbval-ignore-output"]),
-        _code(_stream("pérdida 0.8789\n"))])
+        _code(_stream("pérdida 0.8789\n"), _html("<b>0.8789</b>"))])
+    stored["cells"][2]["outputs"].insert(1, {"output_type": "stream", "name": "stderr", "text": "aviso\n"})
     assert colab.changed_lines(stored, copy.deepcopy(stored)) == []
-    assert colab.changed_lines(stored, executed) == [(4, "pérdida 0.8788", "pérdida 0.8789")]
-    missing = _notebook(executed["cells"][:3] + [_code()])
-    assert colab.changed_lines(stored, missing) == [(4, "pérdida 0.8788", "")]
+    (figure, html) = colab.changed_lines(stored, executed)
+    assert figure == (5, "pérdida 0.8788", "pérdida 0.8789")
+    assert html[0] == 5 and html[1].startswith("text/html: 13 caracteres") and html[1] != html[2]
+    missing = _notebook(executed["cells"][:4] + [_code()])
+    assert colab.changed_lines(stored, missing)[0] == (5, "pérdida 0.8788", "")
+    assert colab.changed_lines(stored, _notebook(executed["cells"][:4])) is None  # problems() says why
 
 
 def test_problems_sees_errors_and_tracebacks():

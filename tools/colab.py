@@ -29,10 +29,9 @@ environment's site-packages). The run fails when
 * an explorer did not draw its picture (its widget state has no image), or
   shows an error box the stored notebook does not.
 
-Beside the problems it counts, for each chapter, the printed lines that differ
-from the book's, compared as nbval compares them (cells tagged
-``nbval-ignore-output`` skipped, ``tests/nbval_sanitize.cfg`` applied): not a
-failure, since another torch may move a last digit, but the figure chapter 0
+Beside the problems it counts, for each chapter, the output lines that differ
+from the book's, compared as nbval compares them (:func:`changed_lines`): not
+a failure, since another torch may move a last digit, but the figure chapter 0
 quotes, measured again on every run (each line is listed).
 
 It prints a table of chapters, seconds and problems, and writes the executed
@@ -347,40 +346,65 @@ def _sanitizers() -> list[tuple[re.Pattern, str]]:
 
 #: The lines of ``dldna.runtime.describe``: where, with what, on which device; in Colab they differ by design.
 _ENVIRONMENT_LINE = re.compile(r"^(Entorno: |Python \S+ · PyTorch |Dispositivo de entrenamiento: )")
+#: What nbval does not compare (``IPyNbFile.skip_compare`` in nbval's plugin, without ``--nbdime``).
+_NOT_COMPARED = {"application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg"}
 
 
-def _terminal_view():
-    """``tools/notebooks.py``'s ``terminal_view``: streams as the book stores them (bars redrawn once)."""
-    spec = importlib.util.spec_from_file_location("book_notebooks", Path(__file__).with_name("notebooks.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.terminal_view
+def _joined(value):
+    """A notebook's text field, which its JSON may split into a list of lines, as one string."""
+    return "".join(value) if isinstance(value, list) else value
 
 
-def changed_lines(stored: dict, executed: dict) -> list[tuple[int, str, str]]:
-    """``(cell, book's line, executed line)`` for every printed line that differs.
+def changed_lines(stored: dict, executed: dict) -> list[tuple[int, str, str]] | None:
+    """``(cell, book's line, executed line)`` for every printed line that differs,
+    or ``None`` when the code cells cannot be paired (:func:`problems` says so).
 
-    Compared as nbval compares the notebook: cells the book tags
-    ``nbval-ignore-output`` are skipped, streams are read as a terminal shows
-    them and nbval's sanitizers apply to both sides; a line one side lacks is
+    Compared as nbval compares the notebook: the streams of a cell merged by
+    name with carriage returns applied (nbval's own ``coalesce_streams``),
+    nbval's sanitizers on both sides, cells the book tags
+    ``nbval-ignore-output`` skipped, and every output nbval compares:
+    ``text/plain`` line by line, any other text (``text/html``,
+    ``image/svg+xml``) as one line with its length and hash; images and
+    widget ids, which nbval skips, are skipped. A line one side lacks is
     compared with ``""``. Left out by design: the set-up cell (in Colab it
-    installs) and the environment's description (:data:`_ENVIRONMENT_LINE`).
-    ``cell`` counts code cells from 1, as :func:`problems` does.
+    installs), the environment's description (:data:`_ENVIRONMENT_LINE`) and
+    error outputs (:func:`problems` fails on them). ``cell`` counts code cells
+    from 1, as :func:`problems` does.
     """
-    rules, view = _sanitizers(), _terminal_view()
+    import hashlib
 
-    def lines(cell: dict) -> list[str]:
-        # The JSON may split a stream's text into a list of lines; terminal_view wants one string.
-        outputs = [{**o, "text": "".join(o["text"])} if o.get("output_type") == "stream" else o
-                   for o in cell.get("outputs", [])]
-        text = "\n".join(_texts({"outputs": view(outputs)}))
+    import nbformat
+    from nbval.plugin import coalesce_streams
+
+    rules = _sanitizers()
+
+    def sanitize(text: str) -> str:
         for pattern, replace in rules:
             text = pattern.sub(replace, text)
-        return [line for line in text.splitlines() if line.strip() and not _ENVIRONMENT_LINE.match(line)]
+        return text
+
+    def lines(cell: dict) -> list[str]:
+        outputs = [nbformat.from_dict({**o, "text": _joined(o["text"])} if o.get("output_type") == "stream"
+                                      else o) for o in cell.get("outputs", [])]
+        found = []
+        for output in coalesce_streams(outputs):
+            if output.output_type == "stream":
+                found += sanitize(output.text).splitlines()
+            for mime, value in output.get("data", {}).items():
+                if mime in _NOT_COMPARED:
+                    continue
+                raw = _joined(value) if isinstance(value, str | list) else json.dumps(value, sort_keys=True)
+                text = sanitize(raw)
+                if mime == "text/plain":
+                    found += text.splitlines()
+                else:
+                    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+                    found.append(f"{mime}: {len(text)} caracteres, sha1 {digest}")
+        return [line for line in found if line.strip() and not _ENVIRONMENT_LINE.match(line)]
 
     old_cells, new_cells = _code_cells(stored), _code_cells(executed)
-    if len(old_cells) != len(new_cells):  # problems() says so; the lines cannot be paired
-        return []
+    if len(old_cells) != len(new_cells):
+        return None
     found = []
     for i, (old, new) in enumerate(zip(old_cells, new_cells, strict=True), start=1):
         if {"nbval-ignore-output", "setup"} & set(old.get("metadata", {}).get("tags", [])):
@@ -441,7 +465,7 @@ def run(venv: Path, device: str, notebooks: list[Path]) -> int:
             done = subprocess.run([python, str(Path(__file__).resolve()), "_execute", str(copy),
                                    str(executed_path), device], env=environ, cwd=work)
             seconds = time.perf_counter() - start
-            changed = []
+            changed = None
             if done.returncode != 0 or not executed_path.exists():
                 found = [f"nbclient terminó con código {done.returncode}"]
             else:
@@ -453,13 +477,13 @@ def run(venv: Path, device: str, notebooks: list[Path]) -> int:
                 if f"DLDNA_FROM {venv.resolve()}" not in origin and f"DLDNA_FROM {venv}" not in origin:
                     found.append("dldna no vino del entorno de Colab: " + origin.strip()[:200])
             failed += bool(found)
-            rows.append((source.name, seconds, found, len(changed)))
+            rows.append((source.name, seconds, found, len(changed or [])))
             status = "bien" if not found else f"{len(found)} problema(s)"
             print(f"{source.name:<32} {seconds:7.1f} s  {status:<14} "
-                  f"{len(changed):>4} líneas distintas del libro", flush=True)
+                  f"{'—' if changed is None else len(changed):>4} líneas distintas del libro", flush=True)
             for item in found:
                 print(f"    - {item}", flush=True)
-            for cell, old, new in changed:
+            for cell, old, new in changed or []:
                 print(f"    celda {cell}:\n      libro: {old}\n      aquí:  {new}", flush=True)
     total = sum(r[1] for r in rows)
     print(f"\n{len(rows)} capítulos en {device} ({_versions(python)}): {total:.0f} s en total; "
