@@ -49,7 +49,7 @@ colab-env: $(COLAB_STAMP)
 
 ## Cada capítulo como lo ejecuta Colab (todos, o NB=chapters/xx.ipynb), con las
 ## versiones de Colab: la instalación solo añade dldna, ninguna salida trae un
-## error y ninguna comprobación impresa cambia; lista las líneas impresas que
+## error y ninguna comprobación impresa cambia; lista las líneas de salida que
 ## difieren de las guardadas (sin los tiempos). DEVICE=cuda lo hace en una GPU.
 DEVICE ?= cpu
 colab: $(STAMP) $(COLAB_STAMP)

@@ -487,8 +487,8 @@ def run(venv: Path, device: str, notebooks: list[Path]) -> int:
                 print(f"    celda {cell}:\n      libro: {old}\n      aquí:  {new}", flush=True)
     total = sum(r[1] for r in rows)
     print(f"\n{len(rows)} capítulos en {device} ({_versions(python)}): {total:.0f} s en total; "
-          f"{failed} con problemas; {sum(r[3] for r in rows)} líneas impresas distintas de las del libro "
-          "(comparadas como nbval, sin los tiempos)")
+          f"{failed} con problemas; {sum(r[3] for r in rows)} líneas de salida distintas de las del libro "
+          "(comparadas como nbval, sin tiempos ni entorno)")
     return 1 if failed else 0
 
 
