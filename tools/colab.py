@@ -336,23 +336,18 @@ def problems(stored: dict, executed: dict) -> list[str]:
 
 
 def _sanitizers() -> list[tuple[re.Pattern, str]]:
-    """nbval's sanitizers (``tests/nbval_sanitize.cfg``): what legitimately varies between runs."""
-    import configparser
+    """The book's nbval sanitizers (``tests/nbval_sanitize.cfg``, read by nbval's own parser):
+    what legitimately varies between runs."""
+    from nbval.plugin import get_sanitize_patterns
 
-    config = configparser.ConfigParser(interpolation=None)  # the regexes hold «%»
-    config.read(ROOT / "tests" / "nbval_sanitize.cfg", encoding="utf-8")
-    return [(re.compile(config[name]["regex"]), config[name]["replace"]) for name in config.sections()]
+    text = (ROOT / "tests" / "nbval_sanitize.cfg").read_text(encoding="utf-8")
+    return [(re.compile(regex), replace) for regex, replace in get_sanitize_patterns(text)]
 
 
 #: The lines of ``dldna.runtime.describe``: where, with what, on which device; in Colab they differ by design.
 _ENVIRONMENT_LINE = re.compile(r"^(Entorno: |Python \S+ · PyTorch |Dispositivo de entrenamiento: )")
 #: What nbval does not compare (``IPyNbFile.skip_compare`` in nbval's plugin, without ``--nbdime``).
 _NOT_COMPARED = {"application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg"}
-
-
-def _joined(value):
-    """A notebook's text field, which its JSON may split into a list of lines, as one string."""
-    return "".join(value) if isinstance(value, list) else value
 
 
 def changed_lines(stored: dict, executed: dict) -> list[tuple[int, str, str]] | None:
@@ -384,7 +379,8 @@ def changed_lines(stored: dict, executed: dict) -> list[tuple[int, str, str]] | 
         return text
 
     def lines(cell: dict) -> list[str]:
-        outputs = [nbformat.from_dict({**o, "text": _joined(o["text"])} if o.get("output_type") == "stream"
+        # The JSON may split a text into a list of lines; "".join gives one string either way.
+        outputs = [nbformat.from_dict({**o, "text": "".join(o["text"])} if o.get("output_type") == "stream"
                                       else o) for o in cell.get("outputs", [])]
         found = []
         for output in coalesce_streams(outputs):
@@ -393,7 +389,7 @@ def changed_lines(stored: dict, executed: dict) -> list[tuple[int, str, str]] | 
             for mime, value in output.get("data", {}).items():
                 if mime in _NOT_COMPARED:
                     continue
-                raw = _joined(value) if isinstance(value, str | list) else json.dumps(value, sort_keys=True)
+                raw = "".join(value) if isinstance(value, str | list) else json.dumps(value, sort_keys=True)
                 text = sanitize(raw)
                 if mime == "text/plain":
                     found += text.splitlines()
